@@ -1,0 +1,1211 @@
+"""The `collage` dialect: graph-level DNN operators on builtin tensor types.
+
+Every operator declares its `OpPatternKind` (the fusion rules read it) and infers
+its result types from its operands and attributes; the verifier checks the
+declared result types against that inference, so a bad shape or attribute is a
+diagnostic on the op.
+
+    %w = collage.constant #collage.weight<"9f3c..."> : tensor<64x3x7x7xf32>
+    %c = collage.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
+             : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32>
+    %r = collage.relu %c : tensor<1x64x112x112xf32>
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC
+from collections.abc import Sequence
+from enum import IntEnum
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BoolAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    TupleType,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    attr_def,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+
+class OpPatternKind(IntEnum):
+    """TVM's operator pattern kinds, ordered so that `max` gives a sub-graph's kind."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_EWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+# ---------------------------------------------------------------------------
+# Attributes
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class WeightAttr(ParametrizedAttribute):
+    """A large constant kept by reference in the weight store (see `collage_xdsl.tensors`)."""
+
+    name = "collage.weight"
+    key: StringAttr
+
+    def __init__(self, key: str | StringAttr):
+        super().__init__(StringAttr(key) if isinstance(key, str) else key)
+
+
+def ints(values: Sequence[int]) -> DenseArrayBase:
+    """An `array<i64: ...>` attribute."""
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def get_ints(attr: Attribute | None, default: Sequence[int] = ()) -> tuple[int, ...]:
+    if attr is None:
+        return tuple(default)
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.get_values())
+
+
+def get_float(attr: Attribute | None, default: float) -> float:
+    if attr is None:
+        return default
+    assert isinstance(attr, FloatAttr)
+    return float(attr.value.data)
+
+
+def get_int(attr: Attribute | None, default: int) -> int:
+    if attr is None:
+        return default
+    assert isinstance(attr, IntegerAttr)
+    return int(attr.value.data)
+
+
+def get_bool(attr: Attribute | None, default: bool) -> bool:
+    return bool(get_int(attr, int(default)))
+
+
+# ---------------------------------------------------------------------------
+# Shape helpers
+# ---------------------------------------------------------------------------
+
+
+def _tensor(t: Attribute, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what} must be a tensor, got {t}")
+    return t
+
+
+def _shape(t: Attribute, what: str = "operand") -> tuple[int, ...]:
+    return tuple(_tensor(t, what).get_shape())
+
+
+def _elt(t: Attribute) -> Attribute:
+    return _tensor(t, "operand").get_element_type()
+
+
+def _axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise VerifyException(
+            "operand shapes " + ", ".join(str(list(s)) for s in shapes) + " do not broadcast"
+        ) from None
+
+
+def _same_elt(types: Sequence[Attribute]) -> Attribute:
+    elts = {_elt(t) for t in types}
+    if len(elts) != 1:
+        raise VerifyException(
+            "operands must have one element type, got " + ", ".join(map(str, elts))
+        )
+    return elts.pop()
+
+
+def _pool_out(size: int, k: int, s: int, p0: int, p1: int, d: int, ceil: bool) -> int:
+    span = size + p0 + p1 - d * (k - 1) - 1
+    out = (math.ceil(span / s) if ceil else span // s) + 1
+    if ceil and (out - 1) * s >= size + p0:
+        out -= 1
+    if out < 1:
+        raise VerifyException(f"window {k} (dilation {d}) does not fit input size {size}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Operation bases
+# ---------------------------------------------------------------------------
+
+
+class GraphOp(IRDLOperation, ABC):
+    """A graph-level operator: has a pattern kind and infers its result types."""
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+
+    def infer_result_types(self) -> list[Attribute]:
+        """The result types implied by operand types and attributes (raises VerifyException)."""
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        expected = self.infer_result_types()
+        actual = [r.type for r in self.results]
+        if expected != actual:
+            raise VerifyException(
+                f"result types {', '.join(map(str, actual))} do not match the inferred "
+                f"{', '.join(map(str, expected))}"
+            )
+
+
+class UnaryOp(GraphOp, ABC):
+    """`%r = collage.relu %x : tensor<...>` — result has the operand's type."""
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.ELEMWISE
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    output = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue, attributes: dict[str, Attribute] | None = None):
+        super().__init__(operands=[input], result_types=[input.type], attributes=attributes)
+
+    def infer_result_types(self) -> list[Attribute]:
+        _tensor(self.input.type, "input")
+        return [self.input.type]
+
+
+class FloatUnaryOp(UnaryOp, ABC):
+    def infer_result_types(self) -> list[Attribute]:
+        if not isinstance(_elt(self.input.type), AnyFloat):
+            raise VerifyException(f"{self.name} needs a floating-point operand")
+        return [self.input.type]
+
+
+class BinaryOp(GraphOp, ABC):
+    """`%r = collage.add %a, %b : (tensor<...>, tensor<...>) -> tensor<...>` (numpy broadcast)."""
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.BROADCAST
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=self.infer([lhs.type, rhs.type]))
+
+    @classmethod
+    def result_element(cls, elt: Attribute) -> Attribute:
+        return elt
+
+    @classmethod
+    def infer(cls, types: Sequence[Attribute]) -> list[Attribute]:
+        elt = _same_elt(types)
+        return [TensorType(cls.result_element(elt), _broadcast(*map(_shape, types)))]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer([self.lhs.type, self.rhs.type])
+
+
+class CompareOp(BinaryOp, ABC):
+    @classmethod
+    def result_element(cls, elt: Attribute) -> Attribute:
+        return i1
+
+
+class ReduceOp(GraphOp, ABC):
+    """`collage.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true}`; no axes = all."""
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.COMM_REDUCE
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = opt_attr_def(DenseArrayBase)
+    keepdims = opt_attr_def(BoolAttr)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, axes: Sequence[int] | None, keepdims: bool):
+        attrs: dict[str, Attribute] = {"keepdims": IntegerAttr(int(keepdims), i1)}
+        if axes is not None:
+            attrs["axes"] = ints(axes)
+        shape = _shape(input.type)
+        out = self._reduce_shape(shape, axes, keepdims)
+        super().__init__(
+            operands=[input], result_types=[TensorType(_elt(input.type), out)], attributes=attrs
+        )
+
+    @staticmethod
+    def _reduce_shape(
+        shape: tuple[int, ...], axes: Sequence[int] | None, keepdims: bool
+    ) -> tuple[int, ...]:
+        rank = len(shape)
+        reduced = set(range(rank)) if axes is None else {_axis(a, rank) for a in axes}
+        if axes is not None and len(reduced) != len(axes):
+            raise VerifyException(f"axes {list(axes)} repeat an axis")
+        return tuple(
+            1 if i in reduced else d for i, d in enumerate(shape) if keepdims or i not in reduced
+        )
+
+    def reduced_axes(self) -> tuple[int, ...]:
+        rank = len(_shape(self.input.type))
+        if self.axes is None:
+            return tuple(range(rank))
+        return tuple(_axis(a, rank) for a in get_ints(self.axes))
+
+    def infer_result_types(self) -> list[Attribute]:
+        axes = None if self.axes is None else get_ints(self.axes)
+        shape = self._reduce_shape(_shape(self.input.type), axes, get_bool(self.keepdims, True))
+        return [TensorType(_elt(self.input.type), shape)]
+
+
+# ---------------------------------------------------------------------------
+# Constants, tuples
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A constant tensor, inline (`dense<...>`) or by reference (`#collage.weight<"key">`).
+
+    Constants need no kernel; their kind is ELEMWISE so they never raise a sub-graph's kind.
+    """
+
+    name = "collage.constant"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.ELEMWISE
+    value = attr_def(DenseIntOrFPElementsAttr | WeightAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: Attribute, type: Attribute):
+        super().__init__(attributes={"value": value}, result_types=[type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        attrs = parser.parse_optional_attr_dict()
+        value = parser.parse_attribute()
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            type = value.get_type()
+        else:
+            parser.parse_punctuation(":")
+            type = parser.parse_type()
+        op = cls(value, type)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_op_attributes(self.attributes, reserved_attr_names=("value",))
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        if not isinstance(self.value, DenseIntOrFPElementsAttr):
+            printer.print_string(" : ")
+            printer.print_attribute(self.output.type)
+
+    def infer_result_types(self) -> list[Attribute]:
+        if isinstance(self.value, DenseIntOrFPElementsAttr):
+            if self.value.get_type() != self.output.type:
+                raise VerifyException(
+                    f"value type {self.value.get_type()} does not match result type "
+                    f"{self.output.type}"
+                )
+        return [self.output.type]
+
+
+@irdl_op_definition
+class TupleOp(GraphOp):
+    """`%t = collage.tuple %a, %b : (tensor<..>, tensor<..>) -> tuple<tensor<..>, tensor<..>>`"""
+
+    name = "collage.tuple"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.TUPLE
+    elements = var_operand_def(AnyAttr())
+    output = result_def(TupleType)
+    traits = traits_def(Pure())
+    assembly_format = "$elements attr-dict `:` functional-type($elements, $output)"
+
+    def __init__(self, elements: Sequence[SSAValue]):
+        super().__init__(
+            operands=[list(elements)], result_types=[TupleType(tuple(e.type for e in elements))]
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        return [TupleType(tuple(e.type for e in self.elements))]
+
+
+@irdl_op_definition
+class GetItemOp(GraphOp):
+    """`%e = collage.get_item %t {index = 1 : i64} : (tuple<...>) -> tensor<...>` (projection)."""
+
+    name = "collage.get_item"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    tuple = operand_def(TupleType)
+    index = attr_def(IntegerAttr)
+    output = result_def(AnyAttr())
+    traits = traits_def(Pure())
+    assembly_format = "$tuple attr-dict `:` functional-type($tuple, $output)"
+
+    def __init__(self, tuple: SSAValue, index: int):
+        assert isinstance(tuple.type, TupleType)
+        super().__init__(
+            operands=[tuple],
+            attributes={"index": IntegerAttr(index, i64)},
+            result_types=[tuple.type.types.data[index]],
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        assert isinstance(self.tuple.type, TupleType)
+        types = self.tuple.type.types.data
+        i = get_int(self.index, 0)
+        if not 0 <= i < len(types):
+            raise VerifyException(f"index {i} is out of range for a tuple of {len(types)}")
+        return [types[i]]
+
+
+# ---------------------------------------------------------------------------
+# Element-wise
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "collage.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    name = "collage.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    name = "collage.tanh"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    name = "collage.erf"
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    name = "collage.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    name = "collage.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    name = "collage.sqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    name = "collage.reciprocal"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "collage.neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "collage.abs"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    name = "collage.not"
+
+    def infer_result_types(self) -> list[Attribute]:
+        if _elt(self.input.type) != i1:
+            raise VerifyException("collage.not needs an i1 operand")
+        return [self.input.type]
+
+
+@irdl_op_definition
+class LeakyReluOp(FloatUnaryOp):
+    """`collage.leaky_relu %x {alpha = 0.1 : f32}`"""
+
+    name = "collage.leaky_relu"
+    alpha = attr_def(FloatAttr)
+
+
+@irdl_op_definition
+class ClipOp(FloatUnaryOp):
+    """`collage.clip %x {min = 0.0 : f32, max = 6.0 : f32}`; a missing bound is unbounded."""
+
+    name = "collage.clip"
+    min = opt_attr_def(FloatAttr)
+    max = opt_attr_def(FloatAttr)
+
+    def infer_result_types(self) -> list[Attribute]:
+        lo, hi = get_float(self.min, -math.inf), get_float(self.max, math.inf)
+        if lo > hi:
+            raise VerifyException(f"min {lo} is greater than max {hi}")
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """`collage.gelu %x {approximate = "tanh"}`; default exact (erf)."""
+
+    name = "collage.gelu"
+    approximate = opt_attr_def(StringAttr)
+
+    def infer_result_types(self) -> list[Attribute]:
+        if self.approximate is not None and self.approximate.data not in ("none", "tanh"):
+            raise VerifyException(
+                f'approximate must be "none" or "tanh", got "{self.approximate.data}"'
+            )
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """`%r = collage.cast %x : tensor<4xi64> -> tensor<4xf32>`"""
+
+    name = "collage.cast"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.ELEMWISE
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, element_type: Attribute):
+        super().__init__(
+            operands=[input], result_types=[TensorType(element_type, _shape(input.type))]
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        return [TensorType(_elt(self.output.type), _shape(self.input.type))]
+
+
+# ---------------------------------------------------------------------------
+# Broadcast
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "collage.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "collage.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "collage.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    name = "collage.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "collage.pow"
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    name = "collage.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    name = "collage.minimum"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    name = "collage.equal"
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    name = "collage.less"
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    name = "collage.greater"
+
+
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """`%r = collage.where %cond, %a, %b : (tensor<..xi1>, tensor<..>, tensor<..>) -> tensor<..>`"""
+
+    name = "collage.where"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.BROADCAST
+    condition = operand_def(TensorType)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, condition: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(
+            operands=[condition, lhs, rhs],
+            result_types=self.infer([condition.type, lhs.type, rhs.type]),
+        )
+
+    @staticmethod
+    def infer(types: Sequence[Attribute]) -> list[Attribute]:
+        if _elt(types[0]) != i1:
+            raise VerifyException("condition must have element type i1")
+        elt = _same_elt(types[1:])
+        return [TensorType(elt, _broadcast(*map(_shape, types)))]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer([o.type for o in self.operands])
+
+
+@irdl_op_definition
+class BatchNormOp(GraphOp):
+    """Inference batch normalization over axis 1:
+    `collage.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1e-05 : f32}`."""
+
+    name = "collage.batch_norm"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.BROADCAST
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    epsilon = attr_def(FloatAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, scale, bias, mean, var, epsilon: float):
+        super().__init__(
+            operands=[input, scale, bias, mean, var],
+            attributes={"epsilon": FloatAttr(epsilon, f32)},
+            result_types=[input.type],
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape = _shape(self.input.type)
+        if len(shape) < 2:
+            raise VerifyException(f"input must have rank >= 2, got rank {len(shape)}")
+        for name in ("scale", "bias", "mean", "var"):
+            s = _shape(getattr(self, name).type)
+            if s != (shape[1],):
+                raise VerifyException(f"{name} must have shape [{shape[1]}], got {list(s)}")
+        if get_float(self.epsilon, 0.0) < 0:
+            raise VerifyException("epsilon must be non-negative")
+        return [self.input.type]
+
+
+# ---------------------------------------------------------------------------
+# Injective (layout) ops
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReshapeOp(GraphOp):
+    """`%r = collage.reshape %x : tensor<1x2048x1x1xf32> -> tensor<1x2048xf32>`"""
+
+    name = "collage.reshape"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        super().__init__(
+            operands=[input], result_types=[TensorType(_elt(input.type), list(shape))]
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        src, dst = _shape(self.input.type), _shape(self.output.type)
+        if math.prod(src) != math.prod(dst):
+            raise VerifyException(
+                f"cannot reshape {list(src)} ({math.prod(src)} elements) to "
+                f"{list(dst)} ({math.prod(dst)} elements)"
+            )
+        return [TensorType(_elt(self.input.type), dst)]
+
+
+@irdl_op_definition
+class ExpandOp(GraphOp):
+    """Broadcast to a larger shape: `collage.expand %x : tensor<1x4xf32> -> tensor<3x4xf32>`"""
+
+    name = "collage.expand"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.BROADCAST
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        out = _broadcast(_shape(input.type), tuple(shape))
+        super().__init__(operands=[input], result_types=[TensorType(_elt(input.type), out)])
+
+    def infer_result_types(self) -> list[Attribute]:
+        dst = _shape(self.output.type)
+        if _broadcast(_shape(self.input.type), dst) != dst:
+            raise VerifyException(
+                f"cannot expand {list(_shape(self.input.type))} to {list(dst)}"
+            )
+        return [TensorType(_elt(self.input.type), dst)]
+
+
+@irdl_op_definition
+class TransposeOp(GraphOp):
+    """`collage.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<..> -> tensor<..>`"""
+
+    name = "collage.transpose"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    perm = attr_def(DenseArrayBase)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, perm: Sequence[int]):
+        shape = _shape(input.type)
+        super().__init__(
+            operands=[input],
+            attributes={"perm": ints(perm)},
+            result_types=[TensorType(_elt(input.type), [shape[p] for p in perm])],
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape, perm = _shape(self.input.type), get_ints(self.perm)
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of rank {len(shape)}")
+        return [TensorType(_elt(self.input.type), [shape[p] for p in perm])]
+
+
+@irdl_op_definition
+class ConcatOp(GraphOp):
+    """`collage.concat %a, %b {axis = 1 : i64} : (...) -> tensor<..>`.
+
+    The operands are tensors, or a single tuple of tensors (Relay-style)."""
+
+    name = "collage.concat"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    inputs = var_operand_def(TensorType | TupleType)
+    axis = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $output)"
+
+    def __init__(self, inputs: Sequence[SSAValue], axis: int):
+        types = self._tensor_types([i.type for i in inputs])
+        super().__init__(
+            operands=[list(inputs)],
+            attributes={"axis": IntegerAttr(axis, i64)},
+            result_types=self.infer(types, axis),
+        )
+
+    @staticmethod
+    def _tensor_types(types: Sequence[Attribute]) -> list[Attribute]:
+        if len(types) == 1 and isinstance(types[0], TupleType):
+            return list(types[0].types.data)
+        if any(isinstance(t, TupleType) for t in types):
+            raise VerifyException("a tuple operand must be the only operand")
+        return list(types)
+
+    @staticmethod
+    def infer(types: Sequence[Attribute], axis: int) -> list[Attribute]:
+        if not types:
+            raise VerifyException("concat needs at least one input")
+        shapes = [_shape(t) for t in types]
+        rank = len(shapes[0])
+        ax = _axis(axis, rank)
+        for s in shapes:
+            if len(s) != rank or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != ax):
+                raise VerifyException(
+                    f"input shapes {[list(s) for s in shapes]} differ off axis {axis}"
+                )
+        out = list(shapes[0])
+        out[ax] = sum(s[ax] for s in shapes)
+        return [TensorType(_same_elt(types), out)]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(
+            self._tensor_types([i.type for i in self.inputs]), get_int(self.axis, 0)
+        )
+
+
+@irdl_op_definition
+class SplitOp(GraphOp):
+    """`%a, %b = collage.split %x {axis = 1 : i64, sizes = array<i64: 2, 2>} : ...`"""
+
+    name = "collage.split"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    sizes = attr_def(DenseArrayBase)
+    outputs = var_result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` functional-type($input, $outputs)"
+
+    def __init__(self, input: SSAValue, axis: int, sizes: Sequence[int]):
+        super().__init__(
+            operands=[input],
+            attributes={"axis": IntegerAttr(axis, i64), "sizes": ints(sizes)},
+            result_types=[self.infer(input.type, axis, sizes)],
+        )
+
+    @staticmethod
+    def infer(t: Attribute, axis: int, sizes: Sequence[int]) -> list[Attribute]:
+        shape = _shape(t)
+        ax = _axis(axis, len(shape))
+        if sum(sizes) != shape[ax] or any(s < 0 for s in sizes):
+            raise VerifyException(f"sizes {list(sizes)} do not split dimension {shape[ax]}")
+        return [
+            TensorType(_elt(t), [s if i == ax else d for i, d in enumerate(shape)])
+            for s in sizes
+        ]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.input.type, get_int(self.axis, 0), get_ints(self.sizes))
+
+
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """Static strided slice: `{starts = array<i64: 0>, ends = array<i64: 2>, axes = array<i64: 1>,
+    steps = array<i64: 1>}`; bounds are clamped as in ONNX Slice."""
+
+    name = "collage.slice"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    starts = attr_def(DenseArrayBase)
+    ends = attr_def(DenseArrayBase)
+    axes = attr_def(DenseArrayBase)
+    steps = attr_def(DenseArrayBase)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, starts, ends, axes, steps):
+        super().__init__(
+            operands=[input],
+            attributes={"starts": ints(starts), "ends": ints(ends), "axes": ints(axes),
+                        "steps": ints(steps)},
+            result_types=[self.infer(input.type, starts, ends, axes, steps)],
+        )
+
+    @staticmethod
+    def slices(shape, starts, ends, axes, steps) -> tuple[slice, ...]:
+        if not len(starts) == len(ends) == len(axes) == len(steps):
+            raise VerifyException("starts, ends, axes and steps must have one length")
+        result = [slice(None)] * len(shape)
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            if st == 0:
+                raise VerifyException("steps must be non-zero")
+            ax = _axis(a, len(shape))
+            lo, hi, step = slice(s, e, st).indices(shape[ax])
+            result[ax] = slice(lo, hi if hi >= 0 else None, step)
+        return tuple(result)
+
+    @classmethod
+    def infer(cls, t, starts, ends, axes, steps) -> list[Attribute]:
+        shape = _shape(t)
+        sl = cls.slices(shape, starts, ends, axes, steps)
+        out = [len(range(*s.indices(d))) for s, d in zip(sl, shape)]
+        return [TensorType(_elt(t), out)]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(
+            self.input.type, get_ints(self.starts), get_ints(self.ends),
+            get_ints(self.axes), get_ints(self.steps),
+        )
+
+
+@irdl_op_definition
+class GatherOp(GraphOp):
+    """`collage.gather %data, %indices {axis = 0 : i64} : (...) -> tensor<..>` (ONNX Gather)."""
+
+    name = "collage.gather"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int):
+        super().__init__(
+            operands=[data, indices],
+            attributes={"axis": IntegerAttr(axis, i64)},
+            result_types=self.infer(data.type, indices.type, axis),
+        )
+
+    @staticmethod
+    def infer(data: Attribute, indices: Attribute, axis: int) -> list[Attribute]:
+        shape, ishape = _shape(data), _shape(indices)
+        if not isinstance(_elt(indices), IntegerType) or _elt(indices) == i1:
+            raise VerifyException("indices must be integers")
+        ax = _axis(axis, len(shape))
+        return [TensorType(_elt(data), list(shape[:ax]) + list(ishape) + list(shape[ax + 1 :]))]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.data.type, self.indices.type, get_int(self.axis, 0))
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """Constant padding: `{pads = array<i64: begins..., ends...>, value = 0.0 : f32}`."""
+
+    name = "collage.pad"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    pads = attr_def(DenseArrayBase)
+    value = opt_attr_def(FloatAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, pads: Sequence[int], value: float = 0.0):
+        super().__init__(
+            operands=[input],
+            attributes={"pads": ints(pads), "value": FloatAttr(value, f32)},
+            result_types=self.infer(input.type, pads),
+        )
+
+    @staticmethod
+    def infer(t: Attribute, pads: Sequence[int]) -> list[Attribute]:
+        shape = _shape(t)
+        if len(pads) != 2 * len(shape) or any(p < 0 for p in pads):
+            raise VerifyException(
+                f"pads must be {2 * len(shape)} non-negative values, got {list(pads)}"
+            )
+        r = len(shape)
+        return [TensorType(_elt(t), [d + pads[i] + pads[i + r] for i, d in enumerate(shape)])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.input.type, get_ints(self.pads))
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "collage.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "collage.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "collage.reduce_max"
+
+
+# ---------------------------------------------------------------------------
+# Out-element-wise-fusable: convolution, matmul, pooling
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class Conv2dOp(GraphOp):
+    """NCHW / OIHW 2-D convolution without bias (the bias is a following `collage.add`).
+
+    `{strides = array<i64: sh, sw>, pads = array<i64: top, left, bottom, right>,
+      dilations = array<i64: dh, dw>, group = 1 : i64}`"""
+
+    name = "collage.conv2d"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = attr_def(DenseArrayBase)
+    pads = attr_def(DenseArrayBase)
+    dilations = attr_def(DenseArrayBase)
+    group = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, weight: SSAValue, strides=(1, 1), pads=(0, 0, 0, 0),
+                 dilations=(1, 1), group: int = 1):
+        attrs = {"strides": ints(strides), "pads": ints(pads), "dilations": ints(dilations),
+                 "group": IntegerAttr(group, i64)}
+        super().__init__(
+            operands=[input, weight], attributes=attrs,
+            result_types=self.infer(input.type, weight.type, strides, pads, dilations, group),
+        )
+
+    @staticmethod
+    def infer(x, w, strides, pads, dilations, group) -> list[Attribute]:
+        xs, ws = _shape(x, "input"), _shape(w, "weight")
+        if len(xs) != 4 or len(ws) != 4:
+            raise VerifyException(
+                f"input and weight must have rank 4, got ranks {len(xs)} and {len(ws)}"
+            )
+        if len(strides) != 2 or len(dilations) != 2 or len(pads) != 4:
+            raise VerifyException("strides and dilations need 2 values, pads 4")
+        if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or group < 1:
+            raise VerifyException("strides, dilations and group must be positive, pads >= 0")
+        n, c, h, wd = xs
+        o, ci, kh, kw = ws
+        if c % group or o % group or ci * group != c:
+            raise VerifyException(
+                f"weight {list(ws)} with group {group} does not fit {c} input channels"
+            )
+        oh = _pool_out(h, kh, strides[0], pads[0], pads[2], dilations[0], False)
+        ow = _pool_out(wd, kw, strides[1], pads[1], pads[3], dilations[1], False)
+        return [TensorType(_same_elt([x, w]), [n, o, oh, ow])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(
+            self.input.type, self.weight.type, get_ints(self.strides), get_ints(self.pads),
+            get_ints(self.dilations), get_int(self.group, 1),
+        )
+
+
+@irdl_op_definition
+class MatmulOp(GraphOp):
+    """numpy.matmul semantics (batched, broadcast batch dims)."""
+
+    name = "collage.matmul"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=self.infer(lhs.type, rhs.type))
+
+    @staticmethod
+    def infer(a: Attribute, b: Attribute) -> list[Attribute]:
+        sa, sb = _shape(a), _shape(b)
+        if not sa or not sb:
+            raise VerifyException("matmul operands must have rank >= 1")
+        ka = sa[-1]
+        kb = sb[-2] if len(sb) >= 2 else sb[0]
+        if ka != kb:
+            raise VerifyException(f"contracting dimensions differ: {list(sa)} x {list(sb)}")
+        batch = _broadcast(sa[:-2], sb[:-2])
+        out = list(batch) + ([sa[-2]] if len(sa) >= 2 else []) + ([sb[-1]] if len(sb) >= 2 else [])
+        return [TensorType(_same_elt([a, b]), out)]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.lhs.type, self.rhs.type)
+
+
+class Pool2dOp(GraphOp, ABC):
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    input = operand_def(TensorType)
+    kernel = attr_def(DenseArrayBase)
+    strides = attr_def(DenseArrayBase)
+    pads = attr_def(DenseArrayBase)
+    ceil_mode = opt_attr_def(BoolAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, kernel, strides, pads, ceil_mode: bool = False,
+                 attributes: dict[str, Attribute] | None = None):
+        attrs = {"kernel": ints(kernel), "strides": ints(strides), "pads": ints(pads),
+                 "ceil_mode": IntegerAttr(int(ceil_mode), i1), **(attributes or {})}
+        super().__init__(
+            operands=[input], attributes=attrs,
+            result_types=self.infer(input.type, kernel, strides, pads, ceil_mode),
+        )
+
+    @staticmethod
+    def infer(x, kernel, strides, pads, ceil_mode) -> list[Attribute]:
+        xs = _shape(x, "input")
+        if len(xs) != 4:
+            raise VerifyException(f"input must have rank 4, got rank {len(xs)}")
+        if len(kernel) != 2 or len(strides) != 2 or len(pads) != 4:
+            raise VerifyException("kernel and strides need 2 values, pads 4")
+        if min(kernel) < 1 or min(strides) < 1 or min(pads) < 0:
+            raise VerifyException("kernel and strides must be positive, pads >= 0")
+        oh = _pool_out(xs[2], kernel[0], strides[0], pads[0], pads[2], 1, ceil_mode)
+        ow = _pool_out(xs[3], kernel[1], strides[1], pads[1], pads[3], 1, ceil_mode)
+        return [TensorType(_elt(x), [xs[0], xs[1], oh, ow])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(
+            self.input.type, get_ints(self.kernel), get_ints(self.strides),
+            get_ints(self.pads), get_bool(self.ceil_mode, False),
+        )
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    name = "collage.max_pool2d"
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """Average pooling; `count_include_pad` (default false) as in ONNX AveragePool."""
+
+    name = "collage.avg_pool2d"
+    count_include_pad = opt_attr_def(BoolAttr)
+
+
+@irdl_op_definition
+class GlobalAvgPool2dOp(GraphOp):
+    name = "collage.global_avg_pool2d"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue):
+        s = _shape(input.type)
+        super().__init__(
+            operands=[input], result_types=[TensorType(_elt(input.type), [s[0], s[1], 1, 1])]
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        s = _shape(self.input.type)
+        if len(s) != 4:
+            raise VerifyException(f"input must have rank 4, got rank {len(s)}")
+        return [TensorType(_elt(self.input.type), [s[0], s[1], 1, 1])]
+
+
+# ---------------------------------------------------------------------------
+# Opaque
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SoftmaxOp(FloatUnaryOp):
+    """`collage.softmax %x {axis = -1 : i64} : tensor<..>`"""
+
+    name = "collage.softmax"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    axis = attr_def(IntegerAttr)
+
+    def infer_result_types(self) -> list[Attribute]:
+        _axis(get_int(self.axis, -1), len(_shape(self.input.type)))
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class LrnOp(FloatUnaryOp):
+    """Local response normalization across channels (ONNX LRN)."""
+
+    name = "collage.lrn"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    size = attr_def(IntegerAttr)
+    alpha = attr_def(FloatAttr)
+    beta = attr_def(FloatAttr)
+    bias = attr_def(FloatAttr)
+
+    def infer_result_types(self) -> list[Attribute]:
+        if get_int(self.size, 1) < 1:
+            raise VerifyException("size must be positive")
+        if len(_shape(self.input.type)) < 3:
+            raise VerifyException("input must have rank >= 3")
+        return super().infer_result_types()
+
+
+@irdl_op_definition
+class LayerNormOp(GraphOp):
+    """`collage.layer_norm %x, %scale, %bias {axis = -1 : i64, epsilon = 1e-05 : f32}`:
+    normalizes over dimensions axis..rank-1; scale and bias have those dimensions."""
+
+    name = "collage.layer_norm"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    epsilon = attr_def(FloatAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, scale: SSAValue, bias: SSAValue, axis: int,
+                 epsilon: float):
+        super().__init__(
+            operands=[input, scale, bias],
+            attributes={"axis": IntegerAttr(axis, i64), "epsilon": FloatAttr(epsilon, f32)},
+            result_types=[input.type],
+        )
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape = _shape(self.input.type)
+        ax = _axis(get_int(self.axis, -1), len(shape))
+        for name in ("scale", "bias"):
+            s = _shape(getattr(self, name).type)
+            if _broadcast(s, shape[ax:]) != shape[ax:]:
+                raise VerifyException(
+                    f"{name} shape {list(s)} does not broadcast to {list(shape[ax:])}"
+                )
+        return [self.input.type]
+
+
+Collage = Dialect(
+    "collage",
+    [
+        ConstantOp, TupleOp, GetItemOp,
+        ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, NegOp, AbsOp,
+        NotOp, LeakyReluOp, ClipOp, GeluOp, CastOp,
+        AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, EqualOp, LessOp, GreaterOp,
+        WhereOp, BatchNormOp, ExpandOp,
+        ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, PadOp,
+        ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+        Conv2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+        SoftmaxOp, LrnOp, LayerNormOp,
+    ],
+    [WeightAttr],
+)

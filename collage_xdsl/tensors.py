@@ -32,6 +32,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from collage_xdsl.errors import CollageError
+
 INLINE_LIMIT = 16
 """Constants with at most this many elements (or splats) are printed inline."""
 
@@ -46,7 +48,7 @@ _NP_TO_IR: dict[np.dtype, Attribute] = {
 }
 
 
-class TensorError(Exception):
+class TensorError(CollageError):
     """A tensor cannot be represented or a stored weight cannot be found."""
 
 

@@ -184,3 +184,23 @@ def weight_store() -> WeightStore:
     ):
         _STORE = WeightStore()
     return _STORE
+
+
+def constant_op(array: np.ndarray):
+    """A `collage.constant` holding ``array``: inline when small or a splat, else by reference."""
+    from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
+
+    array = np.asarray(array)
+    if array.size <= INLINE_LIMIT:
+        return ConstantOp(dense_attr(array), tensor_type(array.shape, array.dtype))
+    return ConstantOp(WeightAttr(weight_store().put(array)), tensor_type(array.shape, array.dtype))
+
+
+def constant_array(op) -> np.ndarray:
+    """The value of a `collage.constant` as a (read-only for weights) numpy array."""
+    from collage_xdsl.dialects.collage import WeightAttr
+
+    t = op.output.type
+    if isinstance(op.value, WeightAttr):
+        return weight_store().get(op.value.key.data, shape_of(t), np_dtype(t.get_element_type()))
+    return dense_value(op.value)

@@ -32,10 +32,11 @@ from xdsl.dialects.builtin import (
     TensorType,
     TupleType,
     f32,
+    f64,
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -46,6 +47,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -53,7 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -1194,6 +1196,112 @@ class LayerNormOp(GraphOp):
         return [self.input.type]
 
 
+# ---------------------------------------------------------------------------
+# Kernel regions (Phase 4 of the partitioner)
+# ---------------------------------------------------------------------------
+
+
+class RegionOp(IRDLOperation, ABC):
+    """A sub-graph wrapped in a single-block region, isolated from above: the block
+    arguments stand for `inputs` and `collage.yield` gives the `outputs`."""
+
+    inputs = var_operand_def(AnyAttr())
+    outputs = var_result_def(AnyAttr())
+    body = region_def("single_block")
+
+    def __init__(self, inputs: Sequence[SSAValue], output_types: Sequence[Attribute],
+                 body: Region, attributes: dict[str, Attribute]):
+        super().__init__(operands=[list(inputs)], result_types=[list(output_types)],
+                         regions=[body], attributes=attributes)
+
+    def verify_(self) -> None:
+        block = self.body.block
+        arg_types = [a.type for a in block.args]
+        in_types = [v.type for v in self.inputs]
+        if arg_types != in_types:
+            raise VerifyException(
+                f"block argument types ({', '.join(map(str, arg_types))}) do not match the "
+                f"input types ({', '.join(map(str, in_types))})"
+            )
+        last = block.last_op
+        if not isinstance(last, YieldOp):
+            raise VerifyException(f"{self.name} must end with collage.yield")
+        yielded = [v.type for v in last.values]
+        out_types = [r.type for r in self.outputs]
+        if yielded != out_types:
+            raise VerifyException(
+                f"yielded types ({', '.join(map(str, yielded))}) do not match the result "
+                f"types ({', '.join(map(str, out_types))})"
+            )
+
+
+@irdl_op_definition
+class KernelOp(RegionOp):
+    """A chosen candidate kernel: its sub-graph, the backend that runs it, a label and
+    the estimated cost in seconds (absent when not estimated; NaN = unknown, inf = invalid).
+
+        %r = collage.kernel "tvm"(%x, %w) {label = "conv2d_relu", cost = 1.5e-04 : f64}
+                 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+        ^bb0(%a: tensor<1x3x8x8xf32>, %b: tensor<4x3x3x3xf32>):
+          %c = collage.conv2d %a, %b {...} : (...) -> tensor<1x4x6x6xf32>
+          %d = collage.relu %c : tensor<1x4x6x6xf32>
+          collage.yield %d : tensor<1x4x6x6xf32>
+        }
+    """
+
+    name = "collage.kernel"
+    backend = attr_def(StringAttr)
+    label = opt_attr_def(StringAttr)
+    cost = opt_attr_def(FloatAttr)
+    traits = traits_def(IsolatedFromAbove())
+    assembly_format = (
+        "$backend `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(self, backend: str, inputs: Sequence[SSAValue],
+                 output_types: Sequence[Attribute], body: Region, label: str = "",
+                 cost: float | None = None):
+        attrs: dict[str, Attribute] = {"backend": StringAttr(backend)}
+        if label:
+            attrs["label"] = StringAttr(label)
+        if cost is not None:
+            attrs["cost"] = FloatAttr(cost, f64)
+        super().__init__(inputs, output_types, body, attrs)
+
+
+@irdl_op_definition
+class CompositeOp(RegionOp):
+    """A labelled part of a kernel (a BYOC "Composite", e.g. a matched pattern): nested
+    inside a `collage.kernel` or an outlined kernel function.
+
+        %r = collage.composite "conv2d_relu" (%a, %b) : (...) -> tensor<...> { ... }
+    """
+
+    name = "collage.composite"
+    label = attr_def(StringAttr)
+    traits = traits_def(IsolatedFromAbove())
+    assembly_format = (
+        "$label `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
+    )
+
+    def __init__(self, label: str, inputs: Sequence[SSAValue],
+                 output_types: Sequence[Attribute], body: Region):
+        super().__init__(inputs, output_types, body, {"label": StringAttr(label)})
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """`collage.yield %a, %b : tensor<..>, tensor<..>` ends a kernel or composite region."""
+
+    name = "collage.yield"
+    values = var_operand_def(AnyAttr())
+    traits = traits_def(IsTerminator(), HasParent(KernelOp, CompositeOp), Pure())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
 Collage = Dialect(
     "collage",
     [
@@ -1206,6 +1314,7 @@ Collage = Dialect(
         ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
         Conv2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
         SoftmaxOp, LrnOp, LayerNormOp,
+        KernelOp, CompositeOp, YieldOp,
     ],
     [WeightAttr],
 )

@@ -1,0 +1,112 @@
+"""`collage-opt`: xDSL's optimizer driver with the collage dialects, passes and an ONNX frontend.
+
+    collage-opt model.onnx                              # import and print the graph IR
+    collage-opt in.mlir -p 'collage-partition{backends=tvm,onnxruntime estimator=mock}'
+
+Everything of `xdsl-opt` (`-p` pipelines with options, `--split-input-file`,
+`--verify-diagnostics`, `--print-between-passes`, `--time-passes`, `--print-op-generic`)
+works unchanged. A bad input ends with an `error: ...` line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from collage_xdsl.dialects import get_all_dialects
+from collage_xdsl.errors import CollageError
+from collage_xdsl.passes import get_all_passes
+
+
+class CollageOptMain(xDSLOptMain):
+    """xDSLOptMain that also registers collage-xdsl's dialects, passes and `.onnx` frontend."""
+
+    version_format = f"collage-opt {version('collage-xdsl')} (xDSL {{xdsl_version}})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(description="collage-xdsl modular optimizer driver", args=args)
+
+    def register_all_dialects(self):
+        super().register_all_dialects()
+        registered = set(self.ctx.registered_dialect_names)
+        for name, factory in get_all_dialects().items():
+            if name not in registered:
+                self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_frontends(self):
+        super().register_all_frontends()
+        self.available_frontends["onnx"] = self._parse_onnx
+
+    def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
+        import onnx
+        from google.protobuf.message import DecodeError
+
+        from collage_xdsl.frontend import import_onnx
+
+        name = self.get_input_name()
+        try:
+            model = onnx.load_model_from_string(io.read())
+        except (DecodeError, ValueError) as e:
+            raise CollageError(f"{name}: not a readable ONNX model ({e})") from None
+        try:
+            return import_onnx(model)
+        except CollageError as e:
+            raise CollageError(f"{name}: {e}") from None
+
+    def apply_passes(self, prog: ModuleOp):
+        """Apply the pipeline; a pass's CollageError becomes a diagnostic, so that
+        `--verify-diagnostics` can check it like a verifier error."""
+        try:
+            super().apply_passes(prog)
+        except CollageError as e:
+            raise PassFailedException(str(e)) from None
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 1
+
+
+def _failing_op(e: DiagnosticException) -> str | None:
+    """The op line a verifier diagnostic points at (the line above its `^^^` marker)."""
+    for note in getattr(e, "__notes__", ()):
+        lines = note.splitlines()
+        for line, below in zip(lines, lines[1:]):
+            if re.fullmatch(r"\s*\^+-*", below):
+                return line.strip()
+    return None
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    """Entry point of `collage-opt`; returns the exit status (1 on any user error)."""
+    tool: CollageOptMain | None = None
+    try:
+        tool = CollageOptMain(args=args)
+        tool.run()
+    except DiagnosticException as e:
+        op = _failing_op(e)
+        name = tool.get_input_name() if tool else "input"
+        return _error(f"{name}: {e}" + (f"\n  in: {op}" if op else ""))
+    except CollageError as e:
+        return _error(str(e))
+    except ParseError as e:
+        return _error(str(e).rstrip())
+    except (OSError, ValueError) as e:
+        return _error(str(e))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""Cost estimators: what one candidate kernel (sub-graph x backend) costs.
+
+An estimator is asked about a :class:`KernelRequest`: the backend, the kernel's
+structural key (equal for structurally equal sub-graphs anywhere in the model), how
+many of its nodes need a kernel, and a way to build the standalone kernel module.
+Every estimator memoises by ``(key, backend)``, so structurally equal candidates are
+costed once per estimator.
+
+* :class:`MockCostEstimator` -- deterministic, for tests and the ``mock`` pass option.
+* :class:`MeasuredCostEstimator` -- compiles through a backend hook, warms up, repeats
+  until the statistic is stable or a budget is spent, and keeps the spread. A compile or
+  run failure is an Invalid cost that keeps its reason; it never escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+
+from collage_xdsl.cost import Cost
+from collage_xdsl.errors import CollageError
+from collage_xdsl.tensors import np_dtype, shape_of
+
+FUSION_DISCOUNT = 0.9
+"""Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
+
+
+@dataclass(frozen=True)
+class KernelRequest:
+    """One candidate kernel to cost."""
+
+    backend: str
+    key: str
+    """Structural hash of the sub-graph: equal for structurally equal kernels."""
+    num_ops: int
+    """Nodes of the kernel that need a kernel (constants and arguments do not count)."""
+    build: Callable[[], ModuleOp]
+    """Extracts the standalone kernel module (only called by estimators that compile)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The outcome of costing one kernel."""
+
+    cost: Cost
+    spread: float = 0.0
+    """Interquartile range of the timed runs, in seconds (0 when not measured)."""
+    runs: int = 0
+    """Timed runs behind ``cost`` (warm-up runs excluded)."""
+    reason: str = ""
+    """Why the cost is Invalid; empty otherwise."""
+
+
+class CostEstimator(ABC):
+    """Estimates candidate kernel costs, each distinct ``(key, backend)`` once."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str], Measurement] = {}
+
+    @abstractmethod
+    def _measure(self, request: KernelRequest) -> Measurement:
+        """Cost one kernel not seen before."""
+
+    def measure(self, request: KernelRequest) -> Measurement:
+        memo_key = (request.key, request.backend)
+        found = self._memo.get(memo_key)
+        if found is None:
+            found = self._memo[memo_key] = self._measure(request)
+        return found
+
+    def estimate(self, request: KernelRequest) -> Cost:
+        return self.measure(request).cost
+
+    def estimate_all(self, requests: Iterable[KernelRequest]) -> list[Cost]:
+        """Batch API: the cost of every request, in order."""
+        return [self.estimate(r) for r in requests]
+
+
+def parse_mock_costs(text: str) -> dict[str, float]:
+    """Parse the ``mock-costs`` option, e.g. ``"tvm:2,example:1"`` (seconds per op)."""
+    costs: dict[str, float] = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        name, sep, value = entry.partition(":")
+        name = name.strip()
+        try:
+            seconds = float(value) if sep and name else -1.0
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0:  # also rejects nan
+            raise CollageError(
+                f"mock-costs: bad entry {entry!r}: expected BACKEND:SECONDS with "
+                "SECONDS a non-negative number"
+            )
+        if name in costs:
+            raise CollageError(f"mock-costs: backend {name!r} given twice")
+        costs[name] = seconds
+    return costs
+
+
+class MockCostEstimator(CostEstimator):
+    """``base * (1 + 0.9 + 0.9**2 + ...)``, one term per op: fusing is cheaper per op."""
+
+    def __init__(self, base_costs: dict[str, float], default: float = 1.0):
+        super().__init__()
+        self.base_costs = dict(base_costs)
+        self.default = default
+
+    def _measure(self, request: KernelRequest) -> Measurement:
+        base = self.base_costs.get(request.backend, self.default)
+        total = sum(base * FUSION_DISCOUNT**i for i in range(request.num_ops))
+        return Measurement(Cost(total))
+
+
+CompileHook = Callable[[ModuleOp, str], Callable[..., Any]]
+"""``compile(kernel_module, backend) -> callable`` taking the kernel's inputs."""
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    """Random arguments for the (first) function of a kernel module."""
+    func = next((op for op in module.body.ops if isinstance(op, FuncOp)), None)
+    if func is None:
+        raise CollageError("kernel module has no func.func to run")
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for t in func.function_type.inputs.data:
+        dtype = np_dtype(t.get_element_type())
+        shape = shape_of(t)
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) < 0.5)
+        elif np.issubdtype(dtype, np.integer):
+            arrays.append(rng.integers(0, 4, shape).astype(dtype))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
+class MeasuredCostEstimator(CostEstimator):
+    """Times compiled kernels.
+
+    Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup``
+    times untimed, then time runs in rounds of ``round_runs``. After each round the
+    statistic (the ``percentile`` of all samples, the median by default) is compared
+    with the previous round's: it stops once they differ by at most ``tolerance``
+    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of timing are
+    spent. The cost is the statistic; the spread is the interquartile range.
+    """
+
+    def __init__(
+        self,
+        compile: CompileHook,
+        make_inputs: Callable[[ModuleOp], Sequence[np.ndarray]] = random_inputs,
+        *,
+        warmup: int = 2,
+        round_runs: int = 5,
+        max_runs: int = 200,
+        budget_s: float = 1.0,
+        tolerance: float = 0.02,
+        percentile: float = 50.0,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
+        super().__init__()
+        if not 0 <= percentile <= 100:
+            raise CollageError(f"measured estimator: percentile {percentile} not in [0, 100]")
+        if round_runs < 1 or max_runs < round_runs:
+            raise CollageError(
+                f"measured estimator: need 1 <= round_runs ({round_runs}) <= max_runs ({max_runs})"
+            )
+        self.compile = compile
+        self.make_inputs = make_inputs
+        self.warmup = warmup
+        self.round_runs = round_runs
+        self.max_runs = max_runs
+        self.budget_s = budget_s
+        self.tolerance = tolerance
+        self.percentile = percentile
+        self.clock = clock
+
+    def _measure(self, request: KernelRequest) -> Measurement:
+        where = f"kernel {request.key} on {request.backend}"
+        try:
+            module = request.build()
+            kernel = self.compile(module, request.backend)
+        except Exception as e:  # a backend toolchain failing is a result, not a crash
+            return _invalid(f"{where}: compile failed: {type(e).__name__}: {e}")
+        try:
+            inputs = list(self.make_inputs(module))
+        except Exception as e:
+            return _invalid(f"{where}: could not make inputs: {type(e).__name__}: {e}")
+        samples: list[float] = []
+        try:
+            for _ in range(self.warmup):
+                kernel(*inputs)
+            started = self.clock()
+            previous = None
+            while True:
+                for _ in range(self.round_runs):
+                    t0 = self.clock()
+                    kernel(*inputs)
+                    samples.append(self.clock() - t0)
+                stat = float(np.percentile(samples, self.percentile))
+                if previous is not None and abs(stat - previous) <= self.tolerance * stat:
+                    break
+                if len(samples) + self.round_runs > self.max_runs:
+                    break
+                if self.clock() - started >= self.budget_s:
+                    break
+                previous = stat
+        except Exception as e:
+            return _invalid(
+                f"{where}: run failed after {len(samples)} timed runs: {type(e).__name__}: {e}"
+            )
+        q25, q75 = np.percentile(samples, [25, 75])
+        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(samples))
+
+
+def _invalid(reason: str) -> Measurement:
+    return Measurement(Cost.invalid(reason), reason=reason)

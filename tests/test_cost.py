@@ -1,0 +1,220 @@
+"""Cost algebra and order; mock and measured cost estimators."""
+
+import math
+import time
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from collage_xdsl.cost import Cost
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import (
+    KernelRequest,
+    MeasuredCostEstimator,
+    MockCostEstimator,
+    parse_mock_costs,
+)
+
+# ---------------------------------------------------------------- Cost
+
+
+def test_order_known_lt_unknown_lt_invalid():
+    costs = [Cost.invalid("x"), Cost(3.0), Cost.unknown(), Cost.zero(), Cost(1e-6)]
+    assert [str(c) for c in sorted(costs)] == ["0s", "1us", "3s", "Unknown", "Invalid(x)"]
+    assert not Cost.unknown() < Cost(1e9)
+    assert Cost(1e9) < Cost.unknown() < Cost.invalid()
+    assert Cost.unknown() == Cost.unknown()
+    assert Cost.invalid("a") == Cost.invalid("b")
+    assert Cost(2.0) >= Cost(2.0) and Cost(2.0) <= Cost(2.0) and Cost(2.0) > Cost(1.0)
+    assert len({Cost.unknown(), Cost.unknown(), Cost(1.0), Cost(1.0)}) == 2
+
+
+def test_addition():
+    assert Cost(1.5) + Cost(2.0) == Cost(3.5)
+    assert (Cost(1.0) + Cost.unknown()).is_unknown
+    assert (Cost.unknown() + Cost(1.0)).is_unknown
+    bad = Cost.invalid("compile failed")
+    assert (Cost(1.0) + bad).reason == "compile failed"
+    assert (Cost.unknown() + bad).is_invalid
+    assert (bad + Cost.unknown()).is_invalid
+    assert sum([Cost(1.0), Cost(2.0)]) == Cost(3.0)
+    assert sum([Cost(1.0)], Cost.zero()) == Cost(1.0)
+
+
+def test_addition_is_monotone():
+    values = [Cost.zero(), Cost(1.0), Cost(5.0), Cost.unknown(), Cost.invalid()]
+    for a in values:
+        for b in values:
+            assert a + b >= a and a + b >= b
+
+
+def test_printing_and_validation():
+    assert str(Cost(0.0025)) == "2.5ms"
+    assert str(Cost(3e-9)) == "3ns"
+    assert repr(Cost.invalid("r")) == "Cost.invalid('r')"
+    assert repr(Cost(2.0)) == "Cost(2.0)"
+    assert Cost(1.0).reason == ""
+    with pytest.raises(ValueError, match="negative"):
+        Cost(-1.0)
+    assert Cost.unknown().is_unknown and not Cost.unknown().is_known
+    assert math.isinf(Cost.invalid().seconds)
+
+
+# ---------------------------------------------------------------- mock estimator
+
+
+def _request(backend: str, n: int, key: str = "k", build=None) -> KernelRequest:
+    def no_build() -> ModuleOp:
+        raise AssertionError("the mock estimator must not build kernels")
+
+    return KernelRequest(backend, f"{key}{n}", n, build or no_build)
+
+
+def test_mock_formula():
+    est = MockCostEstimator({"tvm": 2.0, "example": 1.0}, default=10.0)
+    assert est.estimate(_request("tvm", 1)).seconds == pytest.approx(2.0)
+    assert est.estimate(_request("tvm", 3)).seconds == pytest.approx(2.0 * (1 + 0.9 + 0.81))
+    assert est.estimate(_request("example", 2)).seconds == pytest.approx(1.9)
+    assert est.estimate(_request("other", 1)).seconds == pytest.approx(10.0)
+    assert est.estimate(_request("tvm", 0)) == Cost.zero()
+    # fusing is cheaper than separate kernels
+    assert est.estimate(_request("tvm", 4)) < est.estimate(_request("tvm", 1)) + est.estimate(
+        _request("tvm", 3)
+    )
+    assert est.estimate_all([_request("tvm", 1), _request("example", 1)]) == [Cost(2.0), Cost(1.0)]
+
+
+def test_parse_mock_costs():
+    assert parse_mock_costs("tvm:2,example:1") == {"tvm": 2.0, "example": 1.0}
+    assert parse_mock_costs(" tvm : 0.5 ,") == {"tvm": 0.5}
+    assert parse_mock_costs("") == {}
+    for bad in ["tvm", "tvm:x", ":1", "tvm:-1", "tvm:nan", "tvm:1,tvm:2"]:
+        with pytest.raises(CollageError, match="mock-costs"):
+            parse_mock_costs(bad)
+
+
+# ---------------------------------------------------------------- measured estimator
+
+
+def _empty_module() -> ModuleOp:
+    return ModuleOp([])
+
+
+class FakeClock:
+    """A clock that only the fake kernel moves: exact, load-independent timings."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _fake_compile(clock: FakeClock, durations, calls: list):
+    """A compile hook whose kernels 'take' the given durations, in turn."""
+
+    def compile(module, backend):
+        calls.append(backend)
+        it = iter(durations)
+
+        def kernel(*inputs):
+            clock.now += next(it)
+
+        return kernel
+
+    return compile
+
+
+def _measured(compile, clock=None, **kw) -> MeasuredCostEstimator:
+    kw.setdefault("make_inputs", lambda module: [])
+    if clock is not None:
+        kw["clock"] = clock
+    return MeasuredCostEstimator(compile, **kw)
+
+
+def test_measured_stable_timing_stops_after_two_rounds():
+    clock, calls = FakeClock(), []
+    durations = [9.0, 9.0] + [1.0, 2.0, 3.0, 2.0, 2.0] * 100  # 2 warm-ups, then steady
+    est = _measured(_fake_compile(clock, durations, calls), clock, warmup=2, round_runs=5, budget_s=1e9)
+    m = est.measure(_request("tvm", 1, build=_empty_module))
+    assert m.cost == Cost(2.0)  # median; the warm-ups are not counted
+    assert m.runs == 10
+    assert m.spread == pytest.approx(0.0)  # IQR of [1,2,2,2,2,2,2,2,3,3] -> 2 - 2
+    assert m.reason == ""
+    # structurally equal kernel (same key, same backend): not compiled again
+    assert est.measure(_request("tvm", 1, build=_empty_module)) is m
+    assert calls == ["tvm"]
+    est.measure(_request("ort", 1, build=_empty_module))
+    assert calls == ["tvm", "ort"]
+
+
+def test_measured_percentile_and_budget():
+    clock, calls = FakeClock(), []
+    drifting = [float(i) for i in range(1, 1000)]  # never stable: stops on max_runs
+    est = _measured(
+        _fake_compile(clock, drifting, calls), clock, warmup=0, round_runs=4, max_runs=12,
+        budget_s=1e9, percentile=90,
+    )
+    m = est.measure(_request("tvm", 1, build=_empty_module))
+    assert m.runs == 12
+    assert m.cost.seconds == pytest.approx(10.9)  # 90th percentile of 1..12
+    assert m.spread == pytest.approx(5.5)
+    clock2 = FakeClock()
+    est = _measured(
+        _fake_compile(clock2, drifting, []), clock2, warmup=0, round_runs=4, max_runs=1000,
+        budget_s=20.0,
+    )
+    assert est.measure(_request("tvm", 1, build=_empty_module)).runs == 8  # 1+..+8 = 36 > 20 s
+
+
+def test_measured_real_sleep():
+    def compile(module, backend):
+        return lambda: time.sleep(0.002)
+
+    est = _measured(compile, warmup=1, round_runs=3, max_runs=30, tolerance=0.2)
+    m = est.measure(_request("tvm", 1, build=_empty_module))
+    assert 0.002 <= m.cost.seconds < 0.05
+    assert 6 <= m.runs <= 30 and m.spread >= 0
+
+
+def test_measured_compile_failure_is_invalid_with_reason():
+    def compile(module, backend):
+        raise RuntimeError("unsupported op collage.lrn")
+
+    m = _measured(compile).measure(_request("openvino", 2, key="conv", build=_empty_module))
+    assert m.cost.is_invalid and m.runs == 0
+    assert "compile failed" in m.reason and "unsupported op collage.lrn" in m.reason
+    assert "openvino" in m.reason and m.cost.reason == m.reason
+
+
+def test_measured_build_failure_is_invalid():
+    def build():
+        raise CollageError("cannot extract")
+
+    m = _measured(lambda mod, b: (lambda: None)).measure(_request("tvm", 1, build=build))
+    assert m.cost.is_invalid and "cannot extract" in m.reason
+
+
+def test_measured_run_crash_is_invalid():
+    clock = FakeClock()
+    state = {"n": 0}
+
+    def compile(module, backend):
+        def kernel():
+            state["n"] += 1
+            clock.now += 1.0
+            if state["n"] == 5:
+                raise FloatingPointError("boom")
+
+        return kernel
+
+    m = _measured(compile, clock, warmup=2).measure(_request("tvm", 1, build=_empty_module))
+    assert m.cost.is_invalid
+    assert "run failed after 2 timed runs" in m.reason and "boom" in m.reason
+
+
+def test_measured_bad_options():
+    with pytest.raises(CollageError, match="percentile"):
+        MeasuredCostEstimator(lambda m, b: None, percentile=120)
+    with pytest.raises(CollageError, match="round_runs"):
+        MeasuredCostEstimator(lambda m, b: None, round_runs=10, max_runs=5)

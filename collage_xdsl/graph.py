@@ -9,6 +9,8 @@ A multi-result op (`collage.split`) is one node with several results.
 Per node the graph keeps its producer and consumer indices, their bitsets, the bitset of
 every node reachable from it (``downstream``), and the immediate dominator and
 post-dominator (the graph's single exit is a virtual sink after every graph output).
+Beyond the contract: the ``arguments`` / ``constants`` / ``kernel_nodes`` bitsets and
+``users_of(value)``, ``in`` and `values_read(op)`.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class Node:
         return f"Node({self.name}, inputs={self.inputs}, outputs={self.outputs})"
 
 
-def _operands(op: Operation) -> Iterator[SSAValue]:
+def values_read(op: Operation) -> Iterator[SSAValue]:
     """The values ``op`` reads: its operands, then those its regions use (if any)."""
     yield from op.operands
     for inner in op.walk():
@@ -127,7 +129,7 @@ class DataflowGraph:
             if node.op is None:
                 continue
             seen: set[int] = set()
-            for v in _operands(node.op):
+            for v in values_read(node.op):
                 p = producer.get(v)
                 if p is None:
                     if v in node.op.operands:
@@ -174,6 +176,17 @@ class DataflowGraph:
             for c in node.outputs:
                 down |= self.nodes[c].downstream
             node.downstream = down
+        self.arguments = 0
+        """Bitset of the block-argument nodes."""
+        self.constants = 0
+        """Bitset of the constant nodes."""
+        for node in self.nodes:
+            if node.is_arg:
+                self.arguments |= single(node.index)
+            elif node.is_constant:
+                self.constants |= single(node.index)
+        self.kernel_nodes = ((1 << len(self.nodes)) - 1) & ~(self.arguments | self.constants)
+        """Bitset of the nodes that need a kernel."""
         self.dominators = self._dominators()
         self.post_dominators = self._post_dominators()
 
@@ -248,6 +261,19 @@ class DataflowGraph:
             raise GraphError(
                 f"{what} is not in the body of @{self.func.sym_name.data}"
             ) from None
+
+    def __contains__(self, op_or_value: object) -> bool:
+        return op_or_value in self._index
+
+    def users_of(self, value: SSAValue) -> set[int]:
+        """The nodes that use ``value`` (directly or inside their regions); -1 for the return."""
+        users: set[int] = set()
+        for use in value.uses:
+            op = use.operation
+            while (parent := op.parent_op()) is not None and parent is not self.func:
+                op = parent
+            users.add(self._index.get(op, -1))
+        return users
 
     def __repr__(self) -> str:
         return f"DataflowGraph(@{self.func.sym_name.data}, {len(self.nodes)} nodes)"

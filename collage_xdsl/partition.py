@@ -1,0 +1,271 @@
+"""Phase 4: rewrite the chosen sub-graphs of a function into `collage.kernel` regions.
+
+Decisions:
+
+* **Constants are cloned in.** A constant a kernel reads becomes a `collage.constant` inside
+  its region (large ones are references into the weight store, so this is cheap): backends
+  see their weights, and kernel inputs are only real dataflow values. The outer constant
+  stays while anything outside still reads it. Constant nodes inside a chosen sub-graph are
+  treated the same way, so a constant is never a kernel exit.
+* **Exits are results.** Every value defined inside and read outside (by an op, another
+  kernel or `func.return`) is one result of the kernel, in dataflow order.
+* **Composites are nested regions.** A labelled nested sub-graph (`SubGraph.nested`)
+  becomes a `collage.composite "<label>"` region inside its kernel (recursively).
+* **Host nodes stay outside.** Arguments, constants and every node no kernel covers (e.g. a
+  `collage.tuple` / `collage.get_item` the search left to the host) are not wrapped.
+* **MaxCoalesce** (`coalesce`): after the search, kernels of one backend that touch are
+  merged while the union is still a valid sub-graph under that backend's
+  `SubGraphConfig` (convex: no path leaving and re-entering, max exits, max depth). The
+  merged kernel's cost is the sum of its parts' costs. Merging unions disjoint kernels, so
+  fan-out never makes kernels overlap.
+
+The sub-graphs are all expressed over the original `DataflowGraph`; their ops are gathered
+before any rewriting, kernels are built downstream-first (reverse dataflow order), and the
+function body is re-sorted topologically at the end so every kernel sits after its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import ConstantLike, IsTerminator
+
+from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, YieldOp
+from collage_xdsl.errors import CollageError
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.index_set import bits, to_str
+
+
+class PartitionError(CollageError):
+    """The chosen kernels cannot be rewritten into regions."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A chosen kernel: a sub-graph (anything with `inside`, `label` and `nested`, usually a
+    `collage_xdsl.subgraph.SubGraph`), its backend and estimated cost (None = not estimated)."""
+
+    sub_graph: object
+    backend: str
+    cost: float | None = None
+
+    @property
+    def inside(self) -> int:
+        return self.sub_graph.inside  # type: ignore[attr-defined]
+
+
+def coalesce(
+    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[object, str], bool]
+) -> list[Kernel]:
+    """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
+
+    Kernels are visited in dataflow order; each absorbs its touching same-backend
+    neighbours one at a time, repeating until nothing more merges."""
+    result = sorted(kernels, key=lambda k: k.inside & -k.inside)
+    merged = True
+    while merged:
+        merged = False
+        for i, a in enumerate(result):
+            for j, b in enumerate(result):
+                if i == j or a.backend != b.backend or not _touching(graph, a.inside, b.inside):
+                    continue
+                union = a.sub_graph.disjoint_union(b.sub_graph)  # type: ignore[attr-defined]
+                if not is_valid(union, a.backend):
+                    continue
+                cost = None if a.cost is None or b.cost is None else a.cost + b.cost
+                result[i] = Kernel(union, a.backend, cost)
+                del result[j]
+                merged = True
+                break
+            if merged:
+                break
+    return result
+
+
+def _touching(graph: DataflowGraph, a: int, b: int) -> bool:
+    """Whether an output of one set feeds the other directly."""
+    for i in bits(a):
+        if graph.nodes[i].output_set & b:
+            return True
+    for i in bits(b):
+        if graph.nodes[i].output_set & a:
+            return True
+    return False
+
+
+def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
+    """The sub-graph's label, else its distinct op names in dataflow order (TVM style)."""
+    label = getattr(kernel.sub_graph, "label", "")
+    if label:
+        return label
+    names: list[str] = []
+    for i in bits(kernel.inside):
+        node = graph.nodes[i]
+        if node.needs_kernel:
+            short = node.op.name.removeprefix("collage.")  # type: ignore[union-attr]
+            if short not in names:
+                names.append(short)
+    return "_".join(names)
+
+
+def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]:
+    """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region.
+
+    Returns the kernel ops in the order of `kernels`."""
+    covered = 0
+    for k in kernels:
+        if k.inside & covered:
+            raise PartitionError(
+                f"kernels overlap on nodes {to_str(k.inside & covered)} of "
+                f"@{graph.func.sym_name.data}"
+            )
+        covered |= k.inside
+        for i in bits(k.inside):
+            if graph.nodes[i].is_arg:
+                raise PartitionError(
+                    f"kernel for {k.backend} contains the function argument "
+                    f"{graph.nodes[i].name}"
+                )
+    plans = [(k, _ops_of(graph, k.sub_graph)) for k in kernels]
+    for k, (ops, _) in plans:
+        if not ops:
+            raise PartitionError(f"kernel for {k.backend} on nodes {to_str(k.inside)} has no op")
+    built: dict[int, KernelOp] = {}
+    for n, (k, (ops, nested)) in sorted(
+        enumerate(plans), key=lambda e: -e[1][0].inside.bit_length()
+    ):
+        label = kernel_label(graph, k)
+        cost = k.cost
+
+        def make(inputs, types, region, k=k, label=label, cost=cost) -> RegionOp:
+            return KernelOp(k.backend, inputs, types, region, label, cost)
+
+        built[n] = _wrap(ops, nested, make)  # type: ignore[assignment]
+    body = graph.func.body.block
+    _erase_dead_constants(body)
+    _topological_sort(body)
+    return [built[n] for n in range(len(plans))]
+
+
+_Plan = tuple[list[Operation], list[tuple[str, "_Plan"]]]
+
+
+def _ops_of(graph: DataflowGraph, sub_graph: object) -> _Plan:
+    """The non-constant ops of a sub-graph in dataflow order, and its nested composites."""
+    inside = sub_graph.inside  # type: ignore[attr-defined]
+    ops = [
+        graph.nodes[i].op
+        for i in bits(inside)
+        if graph.nodes[i].needs_kernel
+    ]
+    nested = [(s.label, _ops_of(graph, s)) for s in getattr(sub_graph, "nested", ())]
+    return ops, nested  # type: ignore[return-value]
+
+
+def _wrap(
+    ops: list[Operation],
+    nested: list[tuple[str, _Plan]],
+    make: Callable[[list[SSAValue], list[Attribute], Region], RegionOp],
+) -> RegionOp:
+    """Move `ops` (one block, dataflow order) into a new region op built by `make`."""
+    for label, (inner_ops, inner_nested) in nested:
+        if not set(inner_ops) <= set(ops):
+            raise PartitionError(f"composite {label!r} is not part of its enclosing kernel")
+        last = max(ops.index(o) for o in inner_ops)
+        composite = _wrap(
+            inner_ops, inner_nested, lambda i, t, r, label=label: CompositeOp(label, i, t, r)
+        )
+        inner = set(inner_ops)
+        ops = [
+            composite if n == last else o
+            for n, o in enumerate(ops)
+            if o not in inner or n == last
+        ]
+    op_set = set(ops)
+    block = ops[0].parent_block()
+    assert block is not None
+    new_block = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    inputs: list[SSAValue] = []
+    cloned: list[Operation] = []
+    for op in ops:
+        for v in op.operands:
+            if v in mapping or (isinstance(v.owner, Operation) and v.owner in op_set):
+                continue
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.has_trait(ConstantLike):
+                clone = owner.clone()
+                cloned.append(clone)
+                mapping[v] = clone.results[v.index]  # type: ignore[attr-defined]
+            else:
+                inputs.append(v)
+                mapping[v] = new_block.insert_arg(v.type, len(new_block.args))
+                if v.name_hint:
+                    mapping[v].name_hint = v.name_hint
+    exits = [
+        r for op in ops for r in op.results
+        if any(use.operation not in op_set for use in r.uses)
+    ]
+    region_op = make(inputs, [r.type for r in exits], Region(new_block))
+    Rewriter.insert_op(region_op, InsertPoint.after(ops[-1]))
+    for r, out in zip(exits, region_op.results):
+        r.replace_uses_with_if(out, lambda use: use.operation not in op_set)
+    for c in cloned:
+        new_block.add_op(c)
+    for op in ops:
+        op.detach()
+        new_block.add_op(op)
+        for idx, v in enumerate(op.operands):
+            if v in mapping:
+                op.operands[idx] = mapping[v]
+    new_block.add_op(YieldOp(exits))
+    _topological_sort(new_block)
+    return region_op
+
+
+def _erase_dead_constants(block: Block) -> None:
+    for op in list(block.ops):
+        if op.has_trait(ConstantLike) and all(not r.uses for r in op.results):
+            Rewriter.erase_op(op)
+
+
+def _topological_sort(block: Block) -> None:
+    """Reorder `block` so every op follows the ops of this block it reads (stable)."""
+    ops = list(block.ops)
+    position = {op: n for n, op in enumerate(ops)}
+    done: set[Operation] = set()
+    order: list[Operation] = []
+    for root in ops:
+        if root in done or root.has_trait(IsTerminator):
+            continue
+        stack = [(root, iter(_producers(root, position)))]
+        done.add(root)
+        while stack:
+            op, it = stack[-1]
+            for p in it:
+                if p not in done:
+                    done.add(p)
+                    stack.append((p, iter(_producers(p, position))))
+                    break
+            else:
+                stack.pop()
+                order.append(op)
+    order += [op for op in ops if op.has_trait(IsTerminator)]
+    if order == ops:
+        return
+    for op in ops:
+        op.detach()
+    for op in order:
+        block.add_op(op)
+
+
+def _producers(op: Operation, position: Mapping[Operation, int]) -> list[Operation]:
+    found = []
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, Operation) and owner in position:
+            found.append(owner)
+    return sorted(set(found), key=position.__getitem__)

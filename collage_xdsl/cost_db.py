@@ -1,0 +1,202 @@
+"""Persistent cost database: measured kernel costs survive between runs.
+
+An embedded SQLite file (default ``$XDG_CACHE_HOME/collage-xdsl/costs.sqlite``, or
+``~/.cache/...``) keyed by (kernel structural hash, backend, backend version, host
+fingerprint), storing cost, spread, runs, reason and a timestamp. Many processes may
+write at once: WAL journal, a busy timeout and ``INSERT OR REPLACE`` in short
+``BEGIN IMMEDIATE`` transactions. A file that is not ours (garbage, or SQLite with
+another schema or schema version) is reported as a :class:`CollageError` naming the
+file and the reason, and is never modified or deleted.
+
+:class:`CachedCostEstimator` wraps any estimator with the database: a second run on the
+same model on the same host measures nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import platform
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from collage_xdsl.cost import Cost
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import CostEstimator, KernelRequest, Measurement
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = """
+CREATE TABLE collage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE collage_costs (
+    kernel TEXT NOT NULL, backend TEXT NOT NULL, version TEXT NOT NULL, host TEXT NOT NULL,
+    cost REAL, spread REAL NOT NULL, runs INTEGER NOT NULL, reason TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    PRIMARY KEY (kernel, backend, version, host)
+);
+"""
+_TABLES = {"collage_meta", "collage_costs"}
+
+
+def default_path() -> Path:
+    """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/costs.sqlite``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "collage-xdsl" / "costs.sqlite"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def host_description() -> str:
+    """What identifies this host's performance: CPU model, core count, platform."""
+    return f"{_cpu_model()}; {os.cpu_count()} cores; {platform.system()} {platform.machine()}"
+
+
+def host_fingerprint() -> str:
+    """A short stable hash of :func:`host_description`."""
+    return hashlib.sha256(host_description().encode()).hexdigest()[:16]
+
+
+class CostDatabase:
+    """Measured costs on disk, with hit/miss counters for the explain report."""
+
+    def __init__(self, path: str | Path | None = None, *, host: str | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        self.host = host if host is not None else host_fingerprint()
+        self.hits = 0
+        self.misses = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+            )
+        except (OSError, sqlite3.Error) as e:
+            raise self._error(f"cannot open it: {e}") from None
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._check_or_create_schema()
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.DatabaseError as e:
+            self._conn.close()
+            raise self._error(f"not a usable SQLite database ({e})") from None
+        except CollageError:
+            self._conn.close()
+            raise
+
+    def _error(self, reason: str) -> CollageError:
+        return CollageError(
+            f"cost database {self.path}: {reason}; the file was left untouched "
+            "(move it away or choose another database path)"
+        )
+
+    def _check_or_create_schema(self) -> None:
+        # Reading first: a foreign file is never written to (not even its journal mode).
+        tables = self._tables()
+        if not tables:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if not self._tables():  # another process may have just created it
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        self._conn.execute(statement)
+                    self._conn.execute(
+                        "INSERT INTO collage_meta VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            tables = self._tables()
+        if not _TABLES <= tables:
+            raise self._error(
+                "it is a SQLite database of another application "
+                f"(tables: {', '.join(sorted(tables))})"
+            )
+        row = self._conn.execute(
+            "SELECT value FROM collage_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            found = "none" if row is None else row[0]
+            raise self._error(
+                f"schema version {found}, but this collage-xdsl uses {SCHEMA_VERSION}"
+            )
+
+    def _tables(self) -> set[str]:
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {name for (name,) in rows}
+
+    def get(self, kernel: str, backend: str, version: str) -> Measurement | None:
+        """The stored measurement, or None; counts a hit or a miss."""
+        row = self._conn.execute(
+            "SELECT cost, spread, runs, reason FROM collage_costs "
+            "WHERE kernel = ? AND backend = ? AND version = ? AND host = ?",
+            (kernel, backend, version, self.host),
+        ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        cost, spread, runs, reason = row
+        if cost is None:  # SQLite stores NaN as NULL
+            value = Cost.unknown()
+        elif cost == math.inf:
+            value = Cost.invalid(reason)
+        else:
+            value = Cost(cost)
+        return Measurement(value, spread, runs, reason)
+
+    def put(self, kernel: str, backend: str, version: str, m: Measurement) -> None:
+        """Store (or replace) a measurement, in one short transaction."""
+        cost = None if m.cost.is_unknown else m.cost.seconds
+        # autocommit mode: the statement is its own transaction, holding the lock briefly
+        self._conn.execute(
+            "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM collage_costs").fetchone()[0]
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses}
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> CostDatabase:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class CachedCostEstimator(CostEstimator):
+    """Looks kernels up in a :class:`CostDatabase`; only misses reach ``inner``."""
+
+    def __init__(
+        self, inner: CostEstimator, db: CostDatabase, version_of: Callable[[str], str]
+    ):
+        super().__init__()
+        self.inner = inner
+        self.db = db
+        self.version_of = version_of
+
+    def _measure(self, request: KernelRequest) -> Measurement:
+        version = self.version_of(request.backend)
+        found = self.db.get(request.key, request.backend, version)
+        if found is None:
+            found = self.inner.measure(request)
+            self.db.put(request.key, request.backend, version, found)
+        return found

@@ -1,0 +1,171 @@
+"""The persistent cost database: persistence, keys, concurrency, foreign files."""
+
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from collage_xdsl.cost import Cost
+from collage_xdsl.cost_db import (
+    CachedCostEstimator,
+    CostDatabase,
+    default_path,
+    host_description,
+    host_fingerprint,
+)
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import KernelRequest, Measurement, MockCostEstimator
+
+
+def test_persists_across_instances(tmp_path):
+    path = tmp_path / "sub" / "costs.sqlite"
+    with CostDatabase(path) as db:
+        assert db.get("k1", "tvm", "0.27") is None
+        db.put("k1", "tvm", "0.27", Measurement(Cost(1.5e-3), 1e-5, 40))
+        db.put("k2", "ort", "1.31", Measurement(Cost.invalid("no conv"), reason="no conv"))
+        db.put("k3", "ort", "1.31", Measurement(Cost.unknown()))
+        db.put("k1", "tvm", "0.27", Measurement(Cost(1e-3), 2e-5, 50))  # replaces
+        assert len(db) == 3
+    with CostDatabase(path) as db:
+        assert db.get("k1", "tvm", "0.27") == Measurement(Cost(1e-3), 2e-5, 50)
+        bad = db.get("k2", "ort", "1.31")
+        assert bad.cost.is_invalid and bad.cost.reason == "no conv" and bad.reason == "no conv"
+        assert db.get("k3", "ort", "1.31").cost.is_unknown
+        assert db.get("k4", "ort", "1.31") is None
+        assert db.stats() == {"hits": 3, "misses": 1}
+
+
+def test_version_and_host_are_part_of_the_key(tmp_path):
+    path = tmp_path / "costs.sqlite"
+    with CostDatabase(path, host="hostA") as db:
+        db.put("k", "tvm", "0.27", Measurement(Cost(1.0)))
+        db.put("k", "tvm", "0.28", Measurement(Cost(2.0)))
+        assert db.get("k", "tvm", "0.27").cost == Cost(1.0)
+        assert db.get("k", "tvm", "0.28").cost == Cost(2.0)
+        assert db.get("k", "ort", "0.27") is None
+    with CostDatabase(path, host="hostB") as db:
+        assert db.get("k", "tvm", "0.27") is None
+        db.put("k", "tvm", "0.27", Measurement(Cost(3.0)))
+        assert len(db) == 3
+
+
+def test_host_fingerprint_is_stable():
+    assert host_fingerprint() == host_fingerprint()
+    assert len(host_fingerprint()) == 16
+    assert "cores" in host_description()
+
+
+def test_default_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert default_path() == tmp_path / "collage-xdsl" / "costs.sqlite"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_path() == tmp_path / "home" / ".cache" / "collage-xdsl" / "costs.sqlite"
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    with CostDatabase(path) as db:
+        for i in range(n):
+            db.put(f"w{worker}k{i}", "tvm", "1", Measurement(Cost(worker + i / 1000), runs=i))
+            db.put("shared", "tvm", "1", Measurement(Cost(float(worker))))
+
+
+def test_concurrent_writers(tmp_path):
+    path = str(tmp_path / "costs.sqlite")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 50)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with CostDatabase(path) as db:
+        assert len(db) == 4 * 50 + 1
+        for w in range(4):
+            for i in range(50):
+                m = db.get(f"w{w}k{i}", "tvm", "1")
+                assert m.cost.seconds == pytest.approx(w + i / 1000) and m.runs == i
+        assert db.get("shared", "tvm", "1").cost.seconds in {0.0, 1.0, 2.0, 3.0}
+
+
+def test_garbage_file_is_reported_and_kept(tmp_path):
+    path = tmp_path / "costs.sqlite"
+    garbage = b"this is not a database at all\x00\x01\x02" * 200
+    path.write_bytes(garbage)
+    with pytest.raises(CollageError) as err:
+        CostDatabase(path)
+    message = str(err.value)
+    assert str(path) in message and "not a usable SQLite database" in message
+    assert "left untouched" in message
+    assert path.read_bytes() == garbage
+
+
+def test_foreign_sqlite_file_is_reported_and_kept(tmp_path):
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE songs (title TEXT)")
+    conn.execute("INSERT INTO songs VALUES ('x')")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(CollageError, match="another application .*songs"):
+        CostDatabase(path)
+    assert path.read_bytes() == before
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_other_schema_version_is_reported(tmp_path):
+    path = tmp_path / "costs.sqlite"
+    CostDatabase(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE collage_meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CollageError, match="schema version 99, but .* uses 1"):
+        CostDatabase(path)
+
+
+def test_unopenable_path_is_reported(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(CollageError, match="cannot open"):
+        CostDatabase(blocker / "costs.sqlite")
+
+
+class CountingEstimator(MockCostEstimator):
+    def __init__(self):
+        super().__init__({"tvm": 1.0, "ort": 2.0})
+        self.calls = 0
+
+    def _measure(self, request):
+        self.calls += 1
+        return super()._measure(request)
+
+
+def _model_requests() -> list[KernelRequest]:
+    # a "model" whose candidates repeat structurally (same key): costed once per backend
+    keys = ["conv", "relu", "conv", "add", "relu", "conv"]
+    return [KernelRequest(b, k, 1 + len(k) % 3, lambda: None) for k in keys for b in ("tvm", "ort")]
+
+
+def test_second_run_measures_nothing(tmp_path):
+    path = tmp_path / "costs.sqlite"
+    versions = {"tvm": "0.27", "ort": "1.31"}.__getitem__
+    inner = CountingEstimator()
+    with CostDatabase(path) as db:
+        first = CachedCostEstimator(inner, db, versions).estimate_all(_model_requests())
+        assert inner.calls == 6  # 3 distinct kernels x 2 backends
+        assert db.stats() == {"hits": 0, "misses": 6}
+    inner2 = CountingEstimator()
+    with CostDatabase(path) as db:
+        second = CachedCostEstimator(inner2, db, versions).estimate_all(_model_requests())
+        assert inner2.calls == 0
+        assert db.stats() == {"hits": 6, "misses": 0}
+    assert first == second
+    # a new backend version is a different key: measured again
+    inner3 = CountingEstimator()
+    with CostDatabase(path) as db:
+        CachedCostEstimator(inner3, db, {"tvm": "0.28", "ort": "1.31"}.__getitem__).estimate_all(
+            _model_requests()
+        )
+    assert inner3.calls == 3

@@ -1,0 +1,65 @@
+"""The ONNX Runtime hook: kernel -> ONNX model -> InferenceSession on the CPU EP.
+
+Threads and spinning follow `ThreadPolicy`; all graph optimisations are on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnxruntime as ort
+from xdsl.dialects.func import FuncOp
+
+from collage_xdsl.codegen import KernelCompileError
+from collage_xdsl.codegen.onnx_export import export_onnx
+from collage_xdsl.codegen.signature import Signature
+from collage_xdsl.codegen.threads import ThreadPolicy
+
+ort.set_default_logger_severity(3)
+
+
+def session_options(policy: ThreadPolicy) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    intra, inter, config = policy.onnxruntime_config()
+    options.intra_op_num_threads = intra
+    options.inter_op_num_threads = inter
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    for key, value in config.items():
+        options.add_session_config_entry(key, value)
+    return options
+
+
+class OrtKernel:
+    """A kernel running in an ONNX Runtime session."""
+
+    backend = "onnxruntime"
+    version = ort.__version__
+
+    def __init__(self, func: FuncOp, policy: ThreadPolicy):
+        self.signature = Signature.of(func, self.backend)
+        model = export_onnx(func, self.backend)
+        try:
+            self.session: ort.InferenceSession | None = ort.InferenceSession(
+                model.SerializeToString(), session_options(policy),
+                providers=["CPUExecutionProvider"],
+            )
+        except Exception as e:  # ORT raises its own Fail / InvalidGraph / RuntimeException types
+            raise KernelCompileError(
+                f"onnxruntime: cannot compile kernel @{func.sym_name.data}: {e}"
+            ) from None
+        self._inputs = [i.name for i in self.session.get_inputs()]
+        self._outputs = [o.name for o in self.session.get_outputs()]
+
+    def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        assert self.session is not None, "the kernel was released"
+        inputs = self.signature.check(inputs)
+        return self.session.run(self._outputs, dict(zip(self._inputs, inputs)))
+
+    def release(self) -> None:
+        self.session = None
+
+
+def compile(func: FuncOp, policy: ThreadPolicy) -> OrtKernel:
+    return OrtKernel(func, policy)

@@ -1,0 +1,63 @@
+"""The OpenVINO hook: kernel -> ONNX model (in memory) -> model compiled for the CPU.
+
+One `openvino.Core` serves the process. Inference precision is forced to f32 (the
+CPU plugin's default here is bf16, which would make results incomparable);
+threads and streams follow `ThreadPolicy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+import openvino as ov
+from xdsl.dialects.func import FuncOp
+
+from collage_xdsl.codegen import KernelCompileError
+from collage_xdsl.codegen.onnx_export import export_onnx
+from collage_xdsl.codegen.signature import Signature
+from collage_xdsl.codegen.threads import ThreadPolicy
+
+
+@cache
+def core() -> ov.Core:
+    """The process's OpenVINO runtime core."""
+    return ov.Core()
+
+
+class OpenVinoKernel:
+    """A kernel compiled by OpenVINO's CPU plugin, run through one infer request."""
+
+    backend = "openvino"
+    version = ov.get_version()
+
+    def __init__(self, func: FuncOp, policy: ThreadPolicy):
+        self.signature = Signature.of(func, self.backend)
+        model = export_onnx(func, self.backend)
+        try:
+            self.compiled: ov.CompiledModel | None = core().compile_model(
+                core().read_model(model.SerializeToString(), b""), "CPU",
+                policy.openvino_config(),
+            )
+        except RuntimeError as e:
+            reason = str(e).strip().splitlines()
+            raise KernelCompileError(
+                f"openvino: cannot compile kernel @{func.sym_name.data}: "
+                f"{reason[0] if reason else type(e).__name__}"
+            ) from None
+        self.request = self.compiled.create_infer_request()
+
+    def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        assert self.compiled is not None, "the kernel was released"
+        inputs = self.signature.check(inputs)
+        results = self.request.infer(inputs, share_inputs=True)
+        return list(results.to_tuple())
+
+    def release(self) -> None:
+        self.request = None
+        self.compiled = None
+
+
+def compile(func: FuncOp, policy: ThreadPolicy) -> OpenVinoKernel:
+    return OpenVinoKernel(func, policy)

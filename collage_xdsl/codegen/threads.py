@@ -1,0 +1,94 @@
+"""The process's thread-pool policy for the three backends.
+
+Kernels of different backends run one after another in one process (the measured
+cost estimator even interleaves them), so each library gets an explicit, equal
+share of the machine instead of its own default:
+
+- threads: ``COLLAGE_THREADS`` or the CPUs this process may run on (2 here), for
+  every backend, so that costs compare like with like;
+- ONNX Runtime: ``intra_op_num_threads`` = threads, ``inter_op_num_threads`` = 1
+  (sequential execution), and its worker threads do not spin
+  (``session.intra_op.allow_spinning`` = "0"): spinning threads keep burning the
+  cores after a run returns and slow down whatever runs next, which made ONNX
+  Runtime and OpenVINO swap places depending on which was measured first;
+- OpenVINO: one stream, ``INFERENCE_NUM_THREADS`` = threads, latency hint, f32
+  inference precision (the CPU plugin would pick bf16 here), no CPU pinning (its
+  threads share the cores with the other libraries);
+- TVM: its pool sizes itself once, from ``TVM_NUM_THREADS`` (default: half the
+  logical CPUs, i.e. 1 here), so `configure_tvm` sets that variable before the pool
+  exists and then selects ``threads`` workers with ``runtime.config_threadpool``.
+  A pool created earlier with fewer workers cannot grow.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+from collage_xdsl.errors import CollageError
+
+
+def host_cpus() -> int:
+    """The number of CPUs this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def _default_threads() -> int:
+    env = os.environ.get("COLLAGE_THREADS")
+    if env is None:
+        return host_cpus()
+    if not env.isdigit() or int(env) < 1:
+        raise CollageError(f"COLLAGE_THREADS must be a positive integer, got '{env}'")
+    return int(env)
+
+
+@dataclass(frozen=True)
+class ThreadPolicy:
+    """Thread counts and spinning for every backend (see the module docstring)."""
+
+    threads: int = field(default_factory=_default_threads)
+    spinning: bool = False
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise CollageError(f"thread count must be positive, got {self.threads}")
+
+    @staticmethod
+    def resolve(threads: ThreadPolicy | int | None) -> ThreadPolicy:
+        """A policy from a policy, a thread count or None (the process default)."""
+        if isinstance(threads, ThreadPolicy):
+            return threads
+        return ThreadPolicy() if threads is None else ThreadPolicy(threads)
+
+    def onnxruntime_config(self) -> tuple[int, int, dict[str, str]]:
+        """(intra-op threads, inter-op threads, session config entries) for ONNX Runtime."""
+        spin = "1" if self.spinning else "0"
+        return self.threads, 1, {
+            "session.intra_op.allow_spinning": spin,
+            "session.inter_op.allow_spinning": spin,
+        }
+
+    def openvino_config(self) -> dict[str, object]:
+        """The `compile_model` properties for OpenVINO's CPU plugin."""
+        return {
+            "INFERENCE_PRECISION_HINT": "f32",
+            "INFERENCE_NUM_THREADS": self.threads,
+            "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY",
+            "ENABLE_CPU_PINNING": False,
+        }
+
+    def configure_tvm(self) -> None:
+        """Size TVM's thread pool (thread-local to the calling thread) to ``threads``."""
+        if getattr(_tvm_pool, "threads", None) == self.threads:
+            return
+        os.environ.setdefault("TVM_NUM_THREADS", str(max(self.threads, host_cpus())))
+        import tvm
+
+        tvm.get_global_func("runtime.config_threadpool")(1, self.threads)
+        _tvm_pool.threads = self.threads
+
+
+_tvm_pool = threading.local()
+"""`threads`: the worker count last given to this thread's TVM pool."""

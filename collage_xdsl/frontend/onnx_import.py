@@ -1,0 +1,383 @@
+"""Import an ONNX model into the `collage` dialect.
+
+`import_onnx` turns a model into ``builtin.module { func.func @main(...) }``: one
+argument per real graph input, initializers and every input-independent sub-graph
+folded into `collage.constant`s (with onnx's reference evaluator), every other node
+lowered by its converter in `collage_xdsl.frontend.converters`. Shapes are static:
+each op infers its result type and the frontend cross-checks it against ONNX shape
+inference, so a model the dialect cannot represent is a `FrontendError` naming the node.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+from onnx.reference import ReferenceEvaluator
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from collage_xdsl.errors import CollageError
+from collage_xdsl.tensors import TensorError, constant_op, ir_dtype, np_dtype
+
+Value = SSAValue | np.ndarray
+"""A node input or output: an SSA value, or a numpy array for a folded constant."""
+
+SHAPE_INFERENCE_LIMIT = 4096
+"""Initializers with more elements are hidden from shape inference (only small, shape-like
+tensors are needed there); this keeps inference fast and under protobuf's 2 GB limit."""
+
+_SHAPE_ONLY = {"Shape", "Size"}
+"""Ops that always fold: every shape is static, whether or not the value is known."""
+
+
+class FrontendError(CollageError):
+    """The model cannot be imported; the message names the file, node and reason."""
+
+
+def _sanitize(name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
+    return name if name and not name[0].isdigit() else f"_{name}"
+
+
+def _onnx_dtype(elem_type: int) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+
+
+class NodeContext:
+    """What a converter sees of one ONNX node: attributes, inputs, and a way to emit ops."""
+
+    def __init__(self, importer: OnnxImporter, node: onnx.NodeProto, opset: int):
+        self.importer = importer
+        self.node = node
+        self.opset = opset
+        self.attrs: dict[str, Any] = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    # -- naming and errors ---------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.node.name or (self.node.output[0] if self.node.output else "?")
+
+    def error(self, reason: str) -> FrontendError:
+        return self.importer.error(f"node '{self.name}' ({self.node.op_type}): {reason}")
+
+    # -- attributes ------------------------------------------------------------------
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        value = self.attrs.get(name, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    def ints_attr(self, name: str, default: Sequence[int] | None = None) -> list[int] | None:
+        value = self.attrs.get(name)
+        return list(default) if value is None and default is not None else (
+            None if value is None else [int(v) for v in value]
+        )
+
+    # -- inputs ----------------------------------------------------------------------
+
+    def has(self, i: int) -> bool:
+        return i < len(self.node.input) and self.node.input[i] != ""
+
+    def inputs(self) -> list[int]:
+        return [i for i in range(len(self.node.input)) if self.has(i)]
+
+    def raw(self, i: int) -> Value:
+        return self.importer.values[self.node.input[i]]
+
+    def is_const(self, i: int) -> bool:
+        return isinstance(self.raw(i), np.ndarray)
+
+    def const(self, i: int, what: str) -> np.ndarray:
+        value = self.raw(i)
+        if not isinstance(value, np.ndarray):
+            raise self.error(f"input '{what}' must be a constant, it depends on the graph inputs")
+        return value
+
+    def value(self, i: int) -> SSAValue:
+        return self.importer.ssa(self.node.input[i])
+
+    def type(self, i: int) -> TensorType:
+        value = self.raw(i)
+        if isinstance(value, np.ndarray):
+            return TensorType(self.importer.element_type(value.dtype, self.name), value.shape)
+        assert isinstance(value.type, TensorType)
+        return value.type
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        return tuple(self.type(i).get_shape())
+
+    def output_used(self, i: int) -> bool:
+        return i < len(self.node.output) and self.node.output[i] in self.importer.used
+
+    # -- emitting ops ------------------------------------------------------------------
+
+    def emit(self, build, *args, **kwargs) -> SSAValue:
+        """Build an op (``build(*args, **kwargs)``), append it, verify it; its first result."""
+        try:
+            op: Operation = build(*args, **kwargs)
+            op.verify()
+        except VerifyException as e:
+            raise self.error(str(e)) from None
+        self.importer.block.add_op(op)
+        return op.results[0]
+
+    def emit_op(self, build, *args, **kwargs) -> Operation:
+        """Like `emit`, for ops with several results."""
+        return self.emit(build, *args, **kwargs).owner  # type: ignore[return-value]
+
+    def element_type(self, dtype: np.dtype) -> Attribute:
+        return self.importer.element_type(dtype, self.name)
+
+
+class OnnxImporter:
+    """One import: the value table, the function body being built, ONNX's inferred types."""
+
+    def __init__(self, model: onnx.ModelProto, source: str,
+                 input_shapes: dict[str, list[int]] | None):
+        from collage_xdsl.frontend.converters import CONVERTERS
+
+        self.converters = CONVERTERS
+        self.model = model
+        self.source = source
+        self.input_shapes = dict(input_shapes or {})
+        self.opset = next(
+            (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None
+        )
+        if self.opset is None:
+            raise self.error("model imports no default-domain (ai.onnx) opset")
+        self.values: dict[str, Value] = {}
+        self.materialized: dict[str, SSAValue] = {}
+        self.block = Block()
+        graph = model.graph
+        self.used = {name for node in graph.node for name in node.input if name}
+        self.used |= {o.name for o in graph.output}
+
+    def error(self, reason: str) -> FrontendError:
+        return FrontendError(f"{self.source}: {reason}")
+
+    def element_type(self, dtype: np.dtype, where: str) -> Attribute:
+        try:
+            return ir_dtype(dtype)
+        except TensorError as e:
+            raise self.error(f"'{where}': {e}") from None
+
+    def ssa(self, name: str) -> SSAValue:
+        """The SSA value of `name`, materializing a folded constant on first use."""
+        value = self.values[name]
+        if isinstance(value, SSAValue):
+            return value
+        if name not in self.materialized:
+            self.element_type(value.dtype, name)
+            op = constant_op(value)
+            self.block.add_op(op)
+            self.materialized[name] = op.results[0]
+        return self.materialized[name]
+
+    # -- the steps of an import ----------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        graph = self.model.graph
+        self.check_supported()
+        initializers = {t.name: t for t in graph.initializer}
+        for name, tensor in initializers.items():
+            self.values[name] = numpy_helper.to_array(tensor)
+        args = [i for i in graph.input if i.name not in initializers]
+        for name in self.input_shapes:
+            if name not in {i.name for i in args}:
+                raise self.error(f"input_shapes names '{name}', which is not a graph input")
+        arg_types = [self.input_type(i) for i in args]
+        self.inferred = self.infer_types(args, arg_types)
+        for info, t in zip(args, arg_types):
+            arg = self.block.insert_arg(t, len(self.block.args))
+            arg.name_hint = _sanitize(info.name)
+            self.values[info.name] = arg
+        for node in graph.node:
+            self.convert(node)
+        results = []
+        for out in graph.output:
+            if out.name not in self.values:
+                raise self.error(f"graph output '{out.name}' is produced by no node")
+            results.append(self.ssa(out.name))
+        self.block.add_op(ReturnOp(*results))
+        func = FuncOp(
+            "main", ([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+        )
+        return ModuleOp([func])
+
+    def check_supported(self) -> None:
+        """Every node that will not fold needs a converter; list all that have none."""
+        graph = self.model.graph
+        known = {t.name for t in graph.initializer}
+        bad = []
+        for node in graph.node:
+            inputs = [n for n in node.input if n]
+            if node.domain in ("", "ai.onnx") and (
+                all(n in known for n in inputs) or node.op_type in _SHAPE_ONLY
+            ):
+                known.update(node.output)
+            elif node.domain not in ("", "ai.onnx") or node.op_type not in self.converters:
+                op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+                bad.append(f"node '{node.name or node.output[0]}' ({op}): unsupported ONNX op")
+        if bad:
+            raise self.error("\n".join(bad))
+
+    def input_type(self, info: onnx.ValueInfoProto) -> TensorType:
+        t = info.type
+        if not t.HasField("tensor_type"):
+            raise self.error(f"input '{info.name}' is not a tensor")
+        dtype = _onnx_dtype(t.tensor_type.elem_type)
+        if info.name in self.input_shapes:
+            shape = [int(d) for d in self.input_shapes[info.name]]
+            known = [d.dim_value if d.HasField("dim_value") else None
+                     for d in t.tensor_type.shape.dim]
+            if len(known) != len(shape) or any(k not in (None, s) for k, s in zip(known, shape)):
+                raise self.error(
+                    f"input '{info.name}': input_shapes gives {shape}, the model declares "
+                    f"{['?' if k is None else k for k in known]}"
+                )
+        else:
+            if not t.tensor_type.HasField("shape"):
+                raise self.error(f"input '{info.name}' has an unknown rank; give input_shapes")
+            shape = []
+            for d in t.tensor_type.shape.dim:
+                if not d.HasField("dim_value"):
+                    raise self.error(
+                        f"input '{info.name}' has symbolic dimension "
+                        f"'{d.dim_param or '?'}'; fix it with input_shapes={{'{info.name}': [...]}}"
+                    )
+                shape.append(d.dim_value)
+        return TensorType(self.element_type(dtype, info.name), shape)
+
+    def infer_types(self, args, arg_types) -> dict[str, onnx.TypeProto]:
+        """ONNX's inferred type of every value (one strict inference over a weight-less copy)."""
+        graph = self.model.graph
+        small = [t for t in graph.initializer if np.prod(t.dims) <= SHAPE_INFERENCE_LIMIT]
+        weights = [  # every initializer is a declared input: IR version 3 requires it
+            helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+            for t in graph.initializer
+        ]
+        inputs = [
+            helper.make_tensor_value_info(
+                i.name, i.type.tensor_type.elem_type, list(t.get_shape())
+            )
+            for i, t in zip(args, arg_types)
+        ]
+        skeleton = helper.make_graph(
+            graph.node, graph.name, inputs + weights, graph.output, small,
+            value_info=graph.value_info,
+        )
+        model = helper.make_model(
+            skeleton, opset_imports=self.model.opset_import, ir_version=self.model.ir_version
+        )
+        model.functions.extend(self.model.functions)
+        try:
+            inferred = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
+            raise self.error(f"ONNX shape inference failed: {str(e).strip()}") from None
+        g = inferred.graph
+        return {v.name: v.type for v in [*g.value_info, *g.output, *g.input]}
+
+    def convert(self, node: onnx.NodeProto) -> None:
+        ctx = NodeContext(self, node, self.opset)
+        for name in node.input:
+            if name and name not in self.values:
+                raise ctx.error(f"input '{name}' is not defined before the node")
+        if node.op_type in _SHAPE_ONLY or all(
+            isinstance(self.values[n], np.ndarray) for n in node.input if n
+        ):
+            outputs = self.fold(ctx)
+        else:
+            outputs = list(self.converters[node.op_type](ctx))
+        for i, name in enumerate(node.output):
+            if not name:
+                continue
+            value = outputs[i] if i < len(outputs) else None
+            if value is None:
+                if name in self.used:
+                    raise ctx.error(f"output {i} ('{name}') is used but not supported")
+                continue
+            if isinstance(value, SSAValue):
+                self.check_type(ctx, name, value.type)
+            self.values[name] = value
+
+    def fold(self, ctx: NodeContext) -> list[np.ndarray]:
+        """Evaluate a node whose inputs are all known with onnx's reference evaluator."""
+        node = ctx.node
+        feeds = {}
+        for name in node.input:
+            if not name:
+                continue
+            value = self.values[name]
+            if isinstance(value, SSAValue):  # a Shape/Size input: only its type matters
+                t = value.type
+                assert isinstance(t, TensorType)
+                value = np.broadcast_to(
+                    np.zeros((), np_dtype(t.get_element_type())), tuple(t.get_shape())
+                )
+            feeds[name] = value
+        try:
+            graph = helper.make_graph(
+                [node], "fold", [onnx.ValueInfoProto(name=n) for n in feeds],
+                [onnx.ValueInfoProto(name=n) for n in node.output if n],
+            )
+            opsets = [helper.make_opsetid("", self.opset)]
+            evaluator = ReferenceEvaluator(helper.make_model(graph, opset_imports=opsets))
+            outputs = evaluator.run(None, feeds)
+        except Exception as e:  # the reference evaluator raises many exception types
+            raise ctx.error(f"constant folding failed: {type(e).__name__}: {e}") from None
+        return [np.asarray(o) for o in outputs]
+
+    def check_type(self, ctx: NodeContext, name: str, actual: Attribute) -> None:
+        """Cross-check a built result type against ONNX's inferred type (known parts)."""
+        expected = self.inferred.get(name)
+        if expected is None or not expected.HasField("tensor_type"):
+            return
+        tt = expected.tensor_type
+        assert isinstance(actual, TensorType)
+        shape = list(actual.get_shape())
+        if tt.elem_type and self.element_type(_onnx_dtype(tt.elem_type), ctx.name) != (
+            actual.get_element_type()
+        ):
+            raise ctx.error(
+                f"output '{name}' has element type {actual.get_element_type()}, ONNX infers "
+                f"{_onnx_dtype(tt.elem_type)}"
+            )
+        if not tt.HasField("shape"):
+            return
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        if len(dims) != len(shape) or any(d is not None and d != s for d, s in zip(dims, shape)):
+            raise ctx.error(
+                f"output '{name}' has shape {shape}, ONNX infers "
+                f"{['?' if d is None else d for d in dims]}"
+            )
+
+
+def import_onnx(
+    model: str | Path | onnx.ModelProto,
+    input_shapes: dict[str, list[int]] | None = None,
+) -> ModuleOp:
+    """Import an ONNX model (a path, or a loaded ModelProto) as a `collage` module.
+
+    `input_shapes` fixes symbolic input dimensions, e.g. ``{"input": [1, 3, 224, 224]}``.
+    Raises `FrontendError` for a model the dialect cannot represent.
+    """
+    if isinstance(model, onnx.ModelProto):
+        source = model.graph.name or "<model>"
+    else:
+        source = str(model)
+        try:
+            model = onnx.load(source)
+        except FileNotFoundError:
+            raise FrontendError(f"{source}: no such file") from None
+        except Exception as e:  # protobuf decode errors have no common base class
+            raise FrontendError(f"{source}: not a readable ONNX model: {e}") from None
+    return OnnxImporter(model, source, input_shapes).run()

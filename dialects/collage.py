@@ -151,13 +151,20 @@ def _broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
         ) from None
 
 
+def _broadcasts_to(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    try:
+        return tuple(np.broadcast_shapes(src, dst)) == tuple(dst)
+    except ValueError:
+        return False
+
+
 def _same_elt(types: Sequence[Attribute]) -> Attribute:
-    elts = {_elt(t) for t in types}
+    elts = list(dict.fromkeys(_elt(t) for t in types))  # in operand order: a stable message
     if len(elts) != 1:
         raise VerifyException(
             "operands must have one element type, got " + ", ".join(map(str, elts))
         )
-    return elts.pop()
+    return elts[0]
 
 
 def _pool_out(size: int, k: int, s: int, p0: int, p1: int, d: int, ceil: bool) -> int:
@@ -695,7 +702,7 @@ class ExpandOp(GraphOp):
 
     def infer_result_types(self) -> list[Attribute]:
         dst = _shape(self.output.type)
-        if _broadcast(_shape(self.input.type), dst) != dst:
+        if not _broadcasts_to(_shape(self.input.type), dst):
             raise VerifyException(
                 f"cannot expand {list(_shape(self.input.type))} to {list(dst)}"
             )
@@ -1189,7 +1196,7 @@ class LayerNormOp(GraphOp):
         ax = _axis(get_int(self.axis, -1), len(shape))
         for name in ("scale", "bias"):
             s = _shape(getattr(self, name).type)
-            if _broadcast(s, shape[ax:]) != shape[ax:]:
+            if not _broadcasts_to(s, shape[ax:]):
                 raise VerifyException(
                     f"{name} shape {list(s)} does not broadcast to {list(shape[ax:])}"
                 )

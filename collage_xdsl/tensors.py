@@ -88,7 +88,7 @@ def shape_of(t: Attribute) -> tuple[int, ...]:
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """An inline ``dense<...>`` attribute holding ``array`` (stored splat-compressed)."""
-    array = np.ascontiguousarray(array)
+    array = np.ascontiguousarray(array).reshape(np.shape(array))  # keeps 0-d arrays 0-d
     flat = array.reshape(-1)
     if flat.size > 1 and bool((flat == flat[0]).all()):
         flat = flat[:1]

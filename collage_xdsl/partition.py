@@ -37,6 +37,10 @@ from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, Yield
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, to_str
+from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+
+ANY_SHAPE = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
+"""What any kernel region needs: ops only, no arguments, convex (no path out and back in)."""
 
 
 class PartitionError(CollageError):
@@ -45,20 +49,19 @@ class PartitionError(CollageError):
 
 @dataclass(frozen=True)
 class Kernel:
-    """A chosen kernel: a sub-graph (anything with `inside`, `label` and `nested`, usually a
-    `collage_xdsl.subgraph.SubGraph`), its backend and estimated cost (None = not estimated)."""
+    """A chosen kernel: its sub-graph, backend and estimated cost (None = not estimated)."""
 
-    sub_graph: object
+    sub_graph: SubGraph
     backend: str
     cost: float | None = None
 
     @property
     def inside(self) -> int:
-        return self.sub_graph.inside  # type: ignore[attr-defined]
+        return self.sub_graph.inside
 
 
 def coalesce(
-    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[object, str], bool]
+    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool]
 ) -> list[Kernel]:
     """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
 
@@ -72,7 +75,7 @@ def coalesce(
             for j, b in enumerate(result):
                 if i == j or a.backend != b.backend or not _touching(graph, a.inside, b.inside):
                     continue
-                union = a.sub_graph.disjoint_union(b.sub_graph)  # type: ignore[attr-defined]
+                union = a.sub_graph.disjoint_union(b.sub_graph)
                 if not is_valid(union, a.backend):
                     continue
                 cost = None if a.cost is None or b.cost is None else a.cost + b.cost
@@ -98,9 +101,8 @@ def _touching(graph: DataflowGraph, a: int, b: int) -> bool:
 
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
     """The sub-graph's label, else its distinct op names in dataflow order (TVM style)."""
-    label = getattr(kernel.sub_graph, "label", "")
-    if label:
-        return label
+    if kernel.sub_graph.label:
+        return kernel.sub_graph.label
     names: list[str] = []
     for i in bits(kernel.inside):
         node = graph.nodes[i]
@@ -123,16 +125,13 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]
                 f"@{graph.func.sym_name.data}"
             )
         covered |= k.inside
-        for i in bits(k.inside):
-            if graph.nodes[i].is_arg:
-                raise PartitionError(
-                    f"kernel for {k.backend} contains the function argument "
-                    f"{graph.nodes[i].name}"
-                )
+        why = k.sub_graph.why_invalid(ANY_SHAPE)
+        if why is not None:
+            raise PartitionError(
+                f"kernel for {k.backend} on nodes {to_str(k.inside)} of "
+                f"@{graph.func.sym_name.data} is not a valid sub-graph: {why}"
+            )
     plans = [(k, _ops_of(graph, k.sub_graph)) for k in kernels]
-    for k, (ops, _) in plans:
-        if not ops:
-            raise PartitionError(f"kernel for {k.backend} on nodes {to_str(k.inside)} has no op")
     built: dict[int, KernelOp] = {}
     for n, (k, (ops, nested)) in sorted(
         enumerate(plans), key=lambda e: -e[1][0].inside.bit_length()
@@ -153,15 +152,15 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]
 _Plan = tuple[list[Operation], list[tuple[str, "_Plan"]]]
 
 
-def _ops_of(graph: DataflowGraph, sub_graph: object) -> _Plan:
+def _ops_of(graph: DataflowGraph, sub_graph: SubGraph) -> _Plan:
     """The non-constant ops of a sub-graph in dataflow order, and its nested composites."""
-    inside = sub_graph.inside  # type: ignore[attr-defined]
+    inside = sub_graph.inside
     ops = [
         graph.nodes[i].op
         for i in bits(inside)
         if graph.nodes[i].needs_kernel
     ]
-    nested = [(s.label, _ops_of(graph, s)) for s in getattr(sub_graph, "nested", ())]
+    nested = [(s.label, _ops_of(graph, s)) for s in sub_graph.nested]
     return ops, nested  # type: ignore[return-value]
 
 

@@ -1,0 +1,213 @@
+"""Phase 4 rewriting (`collage_xdsl.partition`) and `collage-outline`: semantics kept,
+regions well formed, MaxCoalesce only when valid, outlined kernels deduplicated."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import CallOp, Func, FuncOp
+from xdsl.parser import Parser
+
+from collage_xdsl.dialects.collage import Collage, CompositeOp, ConstantOp, KernelOp
+from collage_xdsl.estimators import random_inputs
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.index_set import of
+from collage_xdsl.interpreter import run_function, run_module
+from collage_xdsl.partition import Kernel, PartitionError, coalesce, partition
+from collage_xdsl.passes.outline import outline_kernels
+from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+
+T = "tensor<2x3xf32>"
+BIN = f"({T}, {T}) -> {T}"
+
+# %x -> add(c) -> relu -> sigmoid -> add -> mul(c) -> concat(tuple(.., %y)) ; a diamond,
+# a constant read twice, a tuple feeding concatenate and two results.
+DIAMOND = f"""
+func.func @main(%x: {T}, %y: {T}) -> (tensor<4x3xf32>, {T}) {{
+  %c = collage.constant dense<1.5> : {T}
+  %a = collage.add %x, %c : {BIN}
+  %r = collage.relu %a : {T}
+  %s = collage.sigmoid %a : {T}
+  %e = collage.add %r, %s : {BIN}
+  %m = collage.mul %e, %c : {BIN}
+  %t = collage.tuple %m, %y : ({T}, {T}) -> tuple<{T}, {T}>
+  %k = collage.concat %t {{axis = 0 : i64}} : (tuple<{T}, {T}>) -> tensor<4x3xf32>
+  func.return %k, %r : tensor<4x3xf32>, {T}
+}}
+"""
+
+
+def parse(src: str) -> ModuleOp:
+    ctx = Context()
+    for d in (Builtin, Func, Collage):
+        ctx.load_dialect(d)
+    return Parser(ctx, src).parse_module()
+
+
+def main_of(module: ModuleOp) -> FuncOp:
+    func = module.body.block.first_op
+    assert isinstance(func, FuncOp)
+    return func
+
+
+def nodes(graph: DataflowGraph, *names: str) -> int:
+    """The nodes defining the values named `names` (by SSA name hint)."""
+    wanted = set(names)
+    return of(
+        n.index for n in graph.nodes if n.op is not None and n.op.results
+        and n.op.results[0].name_hint in wanted
+    )
+
+
+def check_semantics(src: str, rewrite) -> ModuleOp:
+    """Run `rewrite(graph)` on a fresh module; before and after (and after outlining)
+    compute the same values on random inputs."""
+    before = parse(src)
+    inputs = random_inputs(before)
+    expected = run_function(main_of(before), inputs)
+    after = parse(src)
+    rewrite(DataflowGraph(main_of(after)))
+    after.verify()
+    for got, want in zip(run_function(main_of(after), inputs), expected):
+        np.testing.assert_array_equal(got, want)
+    outlined = after.clone()
+    outline_kernels(outlined)
+    outlined.verify()
+    for got, want in zip(run_module(outlined, inputs), expected):
+        np.testing.assert_array_equal(got, want)
+    return after
+
+
+def kernels_of(module: ModuleOp) -> list[KernelOp]:
+    return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+def test_partition_keeps_semantics_and_clones_constants():
+    def rewrite(g: DataflowGraph):
+        partition(g, [
+            Kernel(SubGraph(g, nodes(g, "a", "r")), "tvm", 1e-6),
+            Kernel(SubGraph(g, nodes(g, "s", "e", "m")), "onnxruntime", 2e-6),
+            Kernel(SubGraph(g, nodes(g, "k")), "tvm"),
+        ])
+
+    after = check_semantics(DIAMOND, rewrite)
+    first, second, third = kernels_of(after)
+    assert [k.backend.data for k in (first, second, third)] == ["tvm", "onnxruntime", "tvm"]
+    # a and r both leave the first kernel (r is also a graph output)
+    assert len(first.outputs) == 2 and len(first.inputs) == 1
+    # the constant is cloned into both kernels that read it; none is left outside
+    assert all(any(isinstance(o, ConstantOp) for o in k.body.block.ops) for k in (first, second))
+    assert not any(isinstance(o, ConstantOp) for o in main_of(after).body.block.ops)
+    # the tuple is a host node: it stays outside, between the kernels
+    assert [o.name for o in main_of(after).body.block.ops] == [
+        "collage.kernel", "collage.kernel", "collage.tuple", "collage.kernel", "func.return"]
+    assert first.cost is not None and first.cost.value.data == 1e-6 and third.cost is None
+
+
+def test_kernels_are_ordered_by_dataflow_and_must_be_convex():
+    # {a, m} with s between them leaves and re-enters: rejected
+    src = f"""
+    func.func @main(%x: {T}) -> {T} {{
+      %a = collage.relu %x : {T}
+      %s = collage.sigmoid %a : {T}
+      %m = collage.mul %a, %s : {BIN}
+      func.return %m : {T}
+    }}"""
+    g = DataflowGraph(main_of(parse(src)))
+    with pytest.raises(PartitionError, match="re-enters"):
+        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm")])
+
+    src2 = f"""
+    func.func @main(%x: {T}, %y: {T}) -> ({T}, {T}) {{
+      %a = collage.relu %x : {T}
+      %s = collage.sigmoid %a : {T}
+      %m = collage.exp %y : {T}
+      func.return %s, %m : {T}, {T}
+    }}"""
+
+    # {a, m} is convex but s (in block order before m) reads a: the block is re-sorted
+    def rewrite2(g: DataflowGraph):
+        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm"),
+                      Kernel(SubGraph(g, nodes(g, "s")), "onnxruntime")])
+
+    after = check_semantics(src2, rewrite2)
+    assert [k.backend.data for k in kernels_of(after)] == ["tvm", "onnxruntime"]
+
+
+def test_composites_become_nested_regions():
+    def rewrite(g: DataflowGraph):
+        sub = SubGraph(g, nodes(g, "a", "r")).with_label("add_relu")
+        partition(g, [Kernel(sub, "onnxruntime")])
+
+    after = check_semantics(DIAMOND, rewrite)
+    (kernel,) = kernels_of(after)
+    assert kernel.label is not None and kernel.label.data == "add_relu"
+    (composite,) = [o for o in kernel.body.block.ops if isinstance(o, CompositeOp)]
+    assert composite.label.data == "add_relu"
+    assert [o.name for o in composite.body.block.ops] == [
+        "collage.constant", "collage.add", "collage.relu", "collage.yield"]
+
+
+def test_overlapping_kernels_are_an_error():
+    g = DataflowGraph(main_of(parse(DIAMOND)))
+    with pytest.raises(PartitionError, match="overlap"):
+        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "r")), "tvm"),
+                      Kernel(SubGraph(g, nodes(g, "r", "s")), "tvm")])
+
+
+def _valid(config: SubGraphConfig):
+    return lambda sub, backend: sub.is_valid(config)
+
+
+def test_coalesce_merges_touching_kernels_of_one_backend():
+    g = DataflowGraph(main_of(parse(DIAMOND)))
+    kernels = [Kernel(SubGraph(g, nodes(g, n)), "tvm", 1.0) for n in ("a", "r", "s", "e")]
+    kernels.append(Kernel(SubGraph(g, nodes(g, "m")), "onnxruntime", 1.0))
+    merged = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
+    assert sorted((k.backend, k.inside, k.cost) for k in merged) == sorted([
+        ("tvm", nodes(g, "a", "r", "s", "e"), 4.0), ("onnxruntime", nodes(g, "m"), 1.0)])
+    # a depth limit stops the merge early
+    limited = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True,
+                                                         max_depth=2)))
+    assert all(k.sub_graph.depth <= 2 for k in limited) and len(limited) > 2
+
+
+def test_coalesce_never_creates_a_cycle():
+    # a and m on tvm with s on onnxruntime between them: {a, m} would leave and re-enter
+    src = f"""
+    func.func @main(%x: {T}) -> {T} {{
+      %a = collage.relu %x : {T}
+      %s = collage.sigmoid %a : {T}
+      %m = collage.mul %a, %s : {BIN}
+      func.return %m : {T}
+    }}"""
+    g = DataflowGraph(main_of(parse(src)))
+    kernels = [Kernel(SubGraph(g, nodes(g, "a")), "tvm"),
+               Kernel(SubGraph(g, nodes(g, "s")), "onnxruntime"),
+               Kernel(SubGraph(g, nodes(g, "m")), "tvm")]
+    merged = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
+    assert sorted(k.inside for k in merged) == sorted(k.inside for k in kernels)
+
+
+def test_outline_shares_structurally_equal_kernels():
+    src = f"""
+    func.func @main(%x: {T}) -> {T} {{
+      %a = collage.relu %x : {T}
+      %b = collage.relu %a : {T}
+      %c = collage.relu %b : {T}
+      func.return %c : {T}
+    }}"""
+
+    def rewrite(g: DataflowGraph):
+        partition(g, [Kernel(SubGraph(g, nodes(g, n)), b)
+                      for n, b in (("a", "tvm"), ("b", "tvm"), ("c", "onnxruntime"))])
+
+    module = check_semantics(src, rewrite)
+    functions = outline_kernels(module)
+    assert [f.sym_name.data for f in functions] == ["collage_tvm_relu", "collage_onnxruntime_relu"]
+    calls = [o.callee.root_reference.data for o in main_of(module).walk()
+             if isinstance(o, CallOp)]
+    assert calls == ["collage_tvm_relu", "collage_tvm_relu", "collage_onnxruntime_relu"]
+    assert all("collage.kernel" in f.attributes for f in functions)

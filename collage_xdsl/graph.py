@@ -161,6 +161,11 @@ class DataflowGraph:
             node.index = i
             node.inputs = [new_index[p] for p in raw_inputs[order[i]]]
             for p in node.inputs:
+                if p >= i:
+                    raise GraphError(
+                        f"{node.op.name if node.op else 'a value'} in "
+                        f"@{func.sym_name.data} depends on itself (a dataflow cycle)"
+                    )
                 node.input_set |= single(p)
             if node.op is not None:
                 self._index[node.op] = i

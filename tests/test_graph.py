@@ -190,3 +190,13 @@ def test_errors_name_the_function():
     empty = FuncOp("decl", ([T], [T]), Region())
     with pytest.raises(CollageError, match=r"@decl has 0 blocks"):
         DataflowGraph(empty)
+
+
+def test_cycle_is_an_error():
+    block = Block(arg_types=[T])
+    (x,) = block.args
+    add = put(block, C.AddOp(x, x))
+    relu = put(block, C.ReluOp(add.output))
+    add.operands[1] = relu.output
+    with pytest.raises(CollageError, match=r"collage.add in @main depends on itself"):
+        DataflowGraph(make_func(block, relu.output))

@@ -26,6 +26,8 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
+from collage_xdsl.index_set import count
+from collage_xdsl.subgraph import SubGraph
 from collage_xdsl.tensors import np_dtype, shape_of
 
 FUSION_DISCOUNT = 0.9
@@ -43,6 +45,16 @@ class KernelRequest:
     """Nodes of the kernel that need a kernel (constants and arguments do not count)."""
     build: Callable[[], ModuleOp]
     """Extracts the standalone kernel module (only called by estimators that compile)."""
+
+
+def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
+    """The request for running ``sub_graph`` as one kernel on ``backend``."""
+    return KernelRequest(
+        backend,
+        sub_graph.structural_hash(),
+        count(sub_graph.inside & sub_graph.graph.kernel_nodes),
+        sub_graph.extract,
+    )
 
 
 @dataclass(frozen=True)

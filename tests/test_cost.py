@@ -135,7 +135,9 @@ def _measured(compile, clock=None, **kw) -> MeasuredCostEstimator:
 def test_measured_stable_timing_stops_after_two_rounds():
     clock, calls = FakeClock(), []
     durations = [9.0, 9.0] + [1.0, 2.0, 3.0, 2.0, 2.0] * 100  # 2 warm-ups, then steady
-    est = _measured(_fake_compile(clock, durations, calls), clock, warmup=2, round_runs=5, budget_s=1e9)
+    est = _measured(
+        _fake_compile(clock, durations, calls), clock, warmup=2, round_runs=5, budget_s=1e9
+    )
     m = est.measure(_request("tvm", 1, build=_empty_module))
     assert m.cost == Cost(2.0)  # median; the warm-ups are not counted
     assert m.runs == 10

@@ -3,17 +3,27 @@
 import math
 import time
 
+import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region
 
 from collage_xdsl.cost import Cost
+from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import (
     KernelRequest,
     MeasuredCostEstimator,
     MockCostEstimator,
+    kernel_request,
     parse_mock_costs,
+    random_inputs,
 )
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.interpreter import run_module
+from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.tensors import constant_op, tensor_type
 
 # ---------------------------------------------------------------- Cost
 
@@ -220,3 +230,59 @@ def test_measured_bad_options():
         MeasuredCostEstimator(lambda m, b: None, percentile=120)
     with pytest.raises(CollageError, match="round_runs"):
         MeasuredCostEstimator(lambda m, b: None, round_runs=10, max_runs=5)
+
+
+def test_random_inputs_follow_the_signature():
+    types = [tensor_type((2, 3), np.float32), tensor_type((4,), np.int64),
+             tensor_type((1, 2), np.bool_)]
+    block = Block(arg_types=types)
+    block.add_op(ReturnOp())
+    module = ModuleOp([FuncOp("kernel", (types, []), Region(block))])
+    arrays = random_inputs(module)
+    assert [(a.shape, a.dtype) for a in arrays] == [
+        ((2, 3), np.float32), ((4,), np.int64), ((1, 2), np.bool_)
+    ]
+    np.testing.assert_array_equal(random_inputs(module)[0], arrays[0])  # seeded
+    with pytest.raises(CollageError, match="no func.func"):
+        random_inputs(ModuleOp([]))
+
+
+def _twin_relus() -> DataflowGraph:
+    """relu(x) + const and relu(y) + const: two structurally equal kernels."""
+    t = tensor_type((2, 3), np.float32)
+    block = Block(arg_types=[t, t])
+    ops = []
+    for arg in block.args:
+        ops.append(C.ReluOp(arg))
+        ops.append(constant_op(np.full((2, 3), 0.5, np.float32)))
+        ops.append(C.AddOp(ops[-2].results[0], ops[-1].results[0]))
+    ops.append(C.MulOp(ops[2].results[0], ops[5].results[0]))
+    for op in ops:
+        block.add_op(op)
+    block.add_op(ReturnOp(ops[-1].results[0]))
+    func = FuncOp("main", ([t, t], [t]), Region(block))
+    ModuleOp([func])
+    return DataflowGraph(func)
+
+
+def test_structurally_equal_kernels_are_measured_once():
+    graph = _twin_relus()
+    relu_add = [
+        SubGraph(graph, (1 << graph.node_of(op)) | (1 << graph.node_of(op.next_op.next_op)))
+        for op in graph.func.body.block.ops if isinstance(op, C.ReluOp)
+    ]
+    requests = [kernel_request(s, "interp") for s in relu_add]
+    assert requests[0].key == requests[1].key and requests[0].num_ops == 2
+    compiled = []
+
+    def compile(module, backend):  # the reference interpreter as a "backend"
+        compiled.append(module)
+        return lambda *xs: run_module(module, xs, entry="kernel")
+
+    est = MeasuredCostEstimator(compile, warmup=1, round_runs=3, max_runs=9)
+    costs = est.estimate_all(requests)
+    assert len(compiled) == 1 and costs[0] == costs[1]
+    assert costs[0].is_known and costs[0].seconds > 0
+    whole = SubGraph(graph, graph.kernel_nodes | graph.constants)
+    assert kernel_request(whole, "interp").key != requests[0].key
+    assert est.estimate(kernel_request(whole, "interp")).is_known and len(compiled) == 2

@@ -14,7 +14,8 @@ constant is never an exit (an outside consumer clones its own copy).
 Sub-graphs are closed under disjoint union and under wrapping by a label: `with_label`
 nests the sub-graph as a labelled composite (a BYOC "Composite" function), so a
 sub-graph carries a tuple of nested labelled sub-graphs, which `extract` emits as
-`collage.composite` regions inside the kernel function.
+`collage.composite` regions inside the kernel function (functions a `func.call` inside
+names are copied along).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from dataclasses import dataclass
 from functools import cached_property, total_ordering
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.traits import SymbolTable
 
 from collage_xdsl.dialects.collage import CompositeOp, OpPatternKind, YieldOp
 from collage_xdsl.errors import CollageError
@@ -264,8 +266,7 @@ class SubGraph:
 
     @cached_property
     def _structural_hash(self) -> str:
-        func = self._extract("kernel")[0].body.block.first_op
-        assert isinstance(func, FuncOp)
+        module = self._extract("kernel")[0]
         h = hashlib.blake2b(digest_size=16)
         numbers: dict[SSAValue, int] = {}
 
@@ -286,7 +287,10 @@ class SubGraph:
                         block(inner)
                     h.update(b"}")
 
-        block(func.body.block)
+        for func in module.ops:
+            assert isinstance(func, FuncOp)
+            h.update(f"@{func.sym_name.data}".encode())
+            block(func.body.block)
         return h.hexdigest()
 
     def _extract(self, name: str) -> tuple[ModuleOp, tuple[SSAValue, ...], tuple[SSAValue, ...]]:
@@ -308,7 +312,24 @@ class SubGraph:
         body.add_op(ReturnOp(*(local[v] for v in outputs)))
         func = FuncOp(name, ([a.type for a in body.args], [v.type for v in outputs]),
                       Region(body))
-        return ModuleOp([func]), tuple(params), outputs
+        return ModuleOp([func, *self._callees(func)]), tuple(params), outputs
+
+    def _callees(self, func: FuncOp) -> list[FuncOp]:
+        """Clones of the functions ``func`` calls, transitively, from the graph's module."""
+        module = self.graph.func.parent_op()
+        found: dict[str, FuncOp] = {}
+        todo = [func]
+        while todo:
+            for call in todo.pop().walk():
+                if not isinstance(call, CallOp) or call.callee.string_value() in found:
+                    continue
+                callee = SymbolTable.lookup_symbol(module, call.callee) if module else None
+                if not isinstance(callee, FuncOp):
+                    raise SubGraphError(f"cannot extract {self!r}: func.call to "
+                                        f"{call.callee} has no function in the module")
+                found[call.callee.string_value()] = callee.clone()
+                todo.append(callee)
+        return list(found.values())
 
 
 def _escapes(graph: DataflowGraph, value: SSAValue, inside: int) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
 from collage_xdsl.dialects import collage as C
@@ -17,7 +17,7 @@ from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import of, single
-from collage_xdsl.interpreter import evaluate_op, run_function
+from collage_xdsl.interpreter import evaluate_op, run_function, run_module
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.tensors import constant_op, tensor_type
 
@@ -296,3 +296,27 @@ def test_structural_hash():
     c1, c2 = conv_add_relu(), conv_add_relu()
     assert c1[0].sub(c1[3]).structural_hash() == c2[0].sub(c2[3]).structural_hash()
     assert c1[0].sub(c1[1]).structural_hash() != c2[0].sub(c2[1]).structural_hash()
+
+
+def test_extraction_copies_called_functions():
+    helper_block = Block(arg_types=[X])
+    helper_block.add_op(neg := C.NegOp(helper_block.args[0]))
+    helper_block.add_op(ReturnOp(neg.output))
+    helper = FuncOp("helper", ([X], [X]), Region(helper_block))
+    b = Builder()
+    call = b(CallOp("helper", [b.args[0]], [X]))
+    relu = b(C.ReluOp(call.res[0]))
+    g = b.finish(relu.output)
+    g.func.parent_op().body.block.add_op(helper)
+    s = b.sub(call, relu)
+    assert s.kind == OpPatternKind.OPAQUE and s.is_valid()
+    module = s.extract()
+    module.verify()
+    assert [f.sym_name.data for f in module.ops] == ["kernel", "helper"]
+    x = RNG.standard_normal(X.get_shape()).astype(np.float32)
+    (got,) = run_module(module, [x], entry="kernel")
+    np.testing.assert_allclose(got, np.maximum(-x, 0))
+    assert s.structural_hash() == b.sub(call, relu).structural_hash()
+    helper.detach()
+    with pytest.raises(CollageError, match="func.call to @helper has no function"):
+        b.sub(call, relu).extract()

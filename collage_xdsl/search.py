@@ -40,6 +40,10 @@ from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, first
 
 
+MAX_REASONS = 5
+"""Invalid-candidate reasons quoted in a no-cover error."""
+
+
 class HasInside(Protocol):
     @property
     def inside(self) -> int: ...
@@ -101,7 +105,11 @@ def search(
         if not work:
             continue  # covers nothing that needs a kernel
         cost = cost_of(c)
-        cost = cost if isinstance(cost, Cost) else Cost(cost)
+        if not isinstance(cost, Cost):
+            try:
+                cost = Cost(cost)
+            except ValueError as e:
+                raise CollageError(f"search: candidate {describe(c)}: {e}") from None
         if cost.is_invalid:
             invalid.append((work, f"{describe(c)}: {cost.reason or 'Invalid'}"))
             continue
@@ -124,8 +132,11 @@ def search(
     if uncoverable:
         v = first(uncoverable)
         reasons = [r for w, r in invalid if w >> v & 1]
+        shown = "; ".join(reasons[:MAX_REASONS])
+        if len(reasons) > MAX_REASONS:
+            shown += f"; and {len(reasons) - MAX_REASONS} more"
         why = (
-            "every candidate containing it is Invalid: " + "; ".join(reasons)
+            f"every candidate containing it is Invalid: {shown}"
             if reasons else "no candidate contains it"
         )
         raise CollageError(f"search: cannot cover {name(v)}: {why}")

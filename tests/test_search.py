@@ -237,6 +237,13 @@ def test_error_names_node_and_invalid_reasons():
     assert "tvm_single: tvm: crashed in run" in message
 
 
+def test_error_quotes_a_bounded_number_of_reasons():
+    cands = [Cand(0b1, Cost.invalid(f"why{k}"), f"c{k}") for k in range(8)]
+    with pytest.raises(CollageError) as err:
+        run(1, cands)
+    assert "c4: why4; and 3 more" in str(err.value) and "why5" not in str(err.value)
+
+
 def test_error_when_no_candidate_contains_a_node():
     with pytest.raises(CollageError, match="cannot cover node 1: no candidate contains it"):
         run(2, [Cand(0b01, Cost(1), "a")])
@@ -253,6 +260,8 @@ def test_bad_arguments():
         run(1, [Cand(1, Cost(1))], penalty=-1.0)
     with pytest.raises(CollageError, match="beyond the 2 nodes"):
         run(2, [Cand(0b100, Cost(1), "far")])
+    with pytest.raises(CollageError, match="candidate neg: a cost cannot be negative"):
+        search(1, [Cand(1, Cost(1), "neg")], lambda c: -1.0, describe=str)
 
 
 # ---------------------------------------------------------------- real graph and sub-graphs

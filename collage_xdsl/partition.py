@@ -29,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, IsTerminator
@@ -111,6 +113,15 @@ def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
             if short not in names:
                 names.append(short)
     return "_".join(names)
+
+
+def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
+    """The functions of `module` a partitioner rewrites: those with a body, except kernel
+    functions that `collage-outline` made."""
+    return [
+        op for op in module.ops
+        if isinstance(op, FuncOp) and not op.is_declaration and "collage.kernel" not in op.attributes
+    ]
 
 
 def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.dialects.collage import GetItemOp, TupleOp
@@ -37,7 +36,7 @@ from collage_xdsl.dialects.collage import OpPatternKind as K
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, single
-from collage_xdsl.partition import Kernel, partition
+from collage_xdsl.partition import Kernel, partition, partitionable_functions
 from collage_xdsl.subgraph import SubGraph
 
 
@@ -166,11 +165,6 @@ def fuse_ops_kernels(graph: DataflowGraph, max_fused_ops: int, allowed: int | No
     ]
 
 
-def functions(module: ModuleOp) -> list[FuncOp]:
-    """The functions a baseline partitions: every non-declaration `func.func`."""
-    return [op for op in module.ops if isinstance(op, FuncOp) and op.body.blocks]
-
-
 @dataclass(frozen=True)
 class CollageFuseOpsPass(ModulePass):
     """TVM-style greedy FuseOps: post-dominator fusion groups, each a `tvm` kernel region."""
@@ -184,6 +178,6 @@ class CollageFuseOpsPass(ModulePass):
             raise CollageError(
                 f"collage-fuse-ops: max-fused-ops must be at least 1, got {self.max_fused_ops}"
             )
-        for func in functions(op):
+        for func in partitionable_functions(op):
             graph = DataflowGraph(func)
             partition(graph, fuse_ops_kernels(graph, self.max_fused_ops))

@@ -1,0 +1,187 @@
+"""`collage-partition`: Collage end to end — candidates, costs, cheapest cover, kernel regions.
+
+    collage-opt m.mlir -p 'collage-partition{backends=tvm,onnxruntime estimator=mock
+                           mock-costs="tvm:2,onnxruntime:1" explain="report.json"}'
+
+Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates` options:
+`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `test-ops`,
+`test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
+costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
+or `estimator=measured`: compiled through the codegen hooks and timed; `cost-db=PATH`
+keeps costs between runs; `launch-penalty` seconds per kernel), and Phase 4: the chosen
+sub-graphs become `collage.kernel` regions (`coalesce=true` merges touching kernels of
+one backend, see `collage_xdsl.partition`). `explain=PATH.json` writes the report of
+`collage_xdsl.explain`, whose table goes to stderr (or to `explain-table=PATH`).
+
+Before:
+
+    %a = collage.relu %x : tensor<4xf32>
+    %b = collage.add %a, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+
+After (`backends=tvm,test test-ops=relu,add mock-costs="tvm:2,test:1"`):
+
+    %b = collage.kernel "test"(%x, %y) {label = "relu_add", cost = 1.9 : f64} : ... {
+    ^bb0(%x_1: tensor<4xf32>, %y_1: tensor<4xf32>):
+      %a = collage.relu %x_1 : tensor<4xf32>
+      %b_1 = collage.add %a, %y_1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      collage.yield %b_1 : tensor<4xf32>
+    }
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from collage_xdsl.backends import gather_specs
+from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
+from collage_xdsl.cost import Cost
+from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import (
+    CostEstimator,
+    MeasuredCostEstimator,
+    MockCostEstimator,
+    kernel_request,
+    parse_mock_costs,
+)
+from collage_xdsl.explain import FunctionReport, explain_function, write_report
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.partition import Kernel, coalesce, partition, partitionable_functions
+from collage_xdsl.search import search_candidates
+from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+
+
+def measured_compile_hook() -> Callable:
+    """`compile(kernel_module, backend) -> callable(*inputs)` through `collage_xdsl.codegen`."""
+    from collage_xdsl.codegen import compile_kernel
+
+    def compile(module: ModuleOp, backend: str):
+        kernel = compile_kernel(backend, module)
+        return lambda *inputs: kernel(list(inputs))
+
+    return compile
+
+
+def make_estimator(
+    specs: Sequence[PartitionSpec], estimator: str, mock_costs: str, cost_db: str | None
+) -> tuple[CostEstimator, CostDatabase | None]:
+    """The estimator the options ask for, wrapped in the cost database when given one."""
+    if estimator == "mock":
+        inner: CostEstimator = MockCostEstimator(parse_mock_costs(mock_costs))
+    elif estimator == "measured":
+        from collage_xdsl.codegen import BACKENDS
+
+        missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS]
+        if missing:
+            raise CollageError(
+                f"collage-partition: estimator=measured needs a codegen hook for backend "
+                f"{', '.join(repr(m) for m in missing)} (hooks exist for "
+                f"{', '.join(sorted(BACKENDS))}); use estimator=mock for toy backends"
+            )
+        inner = MeasuredCostEstimator(measured_compile_hook())
+    else:
+        raise CollageError(
+            f"collage-partition: unknown estimator {estimator!r} (mock or measured)"
+        )
+    if cost_db is None:
+        return inner, None
+    db = CostDatabase(cost_db)
+    versions = {s.name: s.backend.version for s in specs if s.backend is not None}
+    return CachedCostEstimator(inner, db, versions.__getitem__), db
+
+
+@dataclass(frozen=True)
+class CollagePartitionPass(ModulePass):
+    """Collage: cheapest cover of every function by candidate kernels, as kernel regions."""
+
+    name = "collage-partition"
+
+    backends: tuple[str, ...] = ("tvm", "onnxruntime", "openvino")
+    estimator: str = "mock"
+    mock_costs: str = ""
+    tvm_max_depth: int = 8
+    byoc_max_depth: int = 8
+    byoc_max_regions: bool = True
+    launch_penalty: float = 0.0
+    cost_db: str | None = None
+    coalesce: bool = True
+    explain: str | None = None
+    explain_table: str | None = None
+    test_ops: tuple[str, ...] = ()
+    test_fusion: str = "arbitrary"
+    test_patterns: tuple[str, ...] = ()
+
+    def specs(self) -> list[PartitionSpec]:
+        return gather_specs(
+            self.backends,
+            native_max_depth=self.tvm_max_depth,
+            byoc_max_depth=self.byoc_max_depth,
+            byoc_max_regions=self.byoc_max_regions,
+            options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
+                              "patterns": self.test_patterns}},
+        )
+
+    def coalesce_config(self, spec: PartitionSpec) -> SubGraphConfig:
+        """What a merged kernel of `spec`'s backend must satisfy: convex, and within the
+        backend's max depth unless it also offers maximal regions (any depth)."""
+        backend = spec.backend
+        assert backend is not None
+        if backend.byoc:
+            depth = 0 if self.byoc_max_regions else self.byoc_max_depth
+        else:
+            depth = self.tvm_max_depth
+        return SubGraphConfig(max_exits=0, allow_taps=True, max_depth=depth)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specs = self.specs()
+        estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db)
+        configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
+
+        def valid(sub: SubGraph, backend: str) -> bool:
+            return sub.is_valid(configs[backend])
+
+        def cost_of(c: CandidateKernel) -> Cost:
+            if c.spec.backend is None:
+                return Cost.zero()
+            return estimator.estimate(kernel_request(c.sub_graph, c.spec.name))
+
+        reports: list[FunctionReport] = []
+        try:
+            for func in partitionable_functions(op):
+                hits0, misses0 = (db.stats()["hits"], db.stats()["misses"]) if db else (0, 0)
+                graph = DataflowGraph(func)
+                candidates = generate_candidates(graph, specs)
+                result = search_candidates(graph, candidates, estimator,
+                                           launch_penalty=self.launch_penalty)
+                kernels = [Kernel(c.sub_graph, c.spec.name, cost_of(c).seconds)
+                           for c in result.chosen if c.spec.backend is not None]
+                if self.coalesce:
+                    kernels = coalesce(graph, kernels, valid)
+                if self.explain is not None or self.explain_table is not None:
+                    if db is not None:
+                        hits, misses = db.stats()["hits"] - hits0, db.stats()["misses"] - misses0
+                    else:
+                        hits, misses = 0, _distinct_estimates(candidates)
+                    reports.append(explain_function(
+                        graph, kernels, candidates, cost_of, total=result.total,
+                        estimates=misses, cost_db_hits=hits,
+                        search_seconds=result.seconds, states_expanded=result.states_expanded,
+                    ))
+                partition(graph, kernels)
+        finally:
+            if db is not None:
+                db.close()
+        if reports:
+            write_report(reports, self.explain, self.explain_table or sys.stderr)
+
+
+def _distinct_estimates(candidates: Sequence[CandidateKernel]) -> int:
+    """Estimates an estimator without a database runs: one per distinct (kernel, backend)."""
+    return len({(c.sub_graph.structural_hash(), c.spec.name)
+                for c in candidates if c.spec.backend is not None})

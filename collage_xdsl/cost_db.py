@@ -28,7 +28,8 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import CostEstimator, KernelRequest, Measurement
 
 SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 30_000
+BUSY_TIMEOUT_S = 30.0
+"""How long a writer waits for another one's lock before giving up."""
 
 _SCHEMA = """
 CREATE TABLE collage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,13 +80,10 @@ class CostDatabase:
         self.misses = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
-            )
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise self._error(f"cannot open it: {e}") from None
         try:
-            self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._check_or_create_schema()
             self._conn.execute("PRAGMA journal_mode = WAL")
         except sqlite3.DatabaseError as e:

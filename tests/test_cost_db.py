@@ -33,6 +33,7 @@ def test_persists_across_instances(tmp_path):
         assert db.get("k3", "ort", "1.31").cost.is_unknown
         assert db.get("k4", "ort", "1.31") is None
         assert db.stats() == {"hits": 3, "misses": 1}
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_version_and_host_are_part_of_the_key(tmp_path):

@@ -26,6 +26,13 @@ def core() -> ov.Core:
     return ov.Core()
 
 
+def _reason(e: Exception) -> str:
+    """OpenVINO's message without its source locations and check banners, on one line."""
+    noise = ("Exception from ", "Check '", "Summary:")
+    lines = [ln.strip() for ln in str(e).splitlines()]
+    return " ".join(ln for ln in lines if ln and not ln.startswith(noise)) or type(e).__name__
+
+
 class OpenVinoKernel:
     """A kernel compiled by OpenVINO's CPU plugin, run through one infer request."""
 
@@ -41,10 +48,8 @@ class OpenVinoKernel:
                 policy.openvino_config(),
             )
         except RuntimeError as e:
-            reason = str(e).strip().splitlines()
             raise KernelCompileError(
-                f"openvino: cannot compile kernel @{func.sym_name.data}: "
-                f"{reason[0] if reason else type(e).__name__}"
+                f"openvino: cannot compile kernel @{func.sym_name.data}: {_reason(e)}"
             ) from None
         self.request = self.compiled.create_infer_request()
 

@@ -55,9 +55,14 @@ def _scalar(op: Operation, value: float) -> relax.Expr:
     return relax.const(value, _dtype(op.operands[0].type))
 
 
+def _emit(expr: relax.Expr) -> relax.Var:
+    """Bind an intermediate of a decomposition (Relax infers types binding by binding)."""
+    return relax.BlockBuilder.current().emit(expr)
+
+
 def _clip(op: C.ClipOp, x):
     if op.min is not None:
-        x = R.maximum(x, _scalar(op, get_float(op.min, 0.0)))
+        x = _emit(R.maximum(x, _scalar(op, get_float(op.min, 0.0))))
     if op.max is not None:
         x = R.minimum(x, _scalar(op, get_float(op.max, 0.0)))
     return x
@@ -66,9 +71,11 @@ def _clip(op: C.ClipOp, x):
 def _batch_norm(op: C.BatchNormOp, x, scale, bias, mean, var):
     rank = len(shape_of(op.input.type))
     shape = [-1] + [1] * (rank - 2)
-    inv = R.divide(scale, R.sqrt(R.add(var, _scalar(op, get_float(op.epsilon, 1e-5)))))
-    shift = R.subtract(bias, R.multiply(mean, inv))
-    return R.add(R.multiply(x, R.reshape(inv, shape)), R.reshape(shift, shape))
+    eps = _scalar(op, get_float(op.epsilon, 1e-5))
+    inv = _emit(R.divide(scale, _emit(R.sqrt(_emit(R.add(var, eps))))))
+    shift = _emit(R.subtract(bias, _emit(R.multiply(mean, inv))))
+    scaled = _emit(R.multiply(x, _emit(R.reshape(inv, shape))))
+    return R.add(scaled, _emit(R.reshape(shift, shape)))
 
 
 def _lrn(op: C.LrnOp, x):
@@ -76,15 +83,14 @@ def _lrn(op: C.LrnOp, x):
     n, c, *rest = shape_of(op.input.type)
     size = get_int(op.size, 1)
     before = (size - 1) // 2
-    squares = R.reshape(R.multiply(x, x), [n, 1, c, math.prod(rest)])
-    window_mean = R.nn.avg_pool2d(
+    squares = _emit(R.reshape(_emit(R.multiply(x, x)), [n, 1, c, math.prod(rest)]))
+    window_mean = _emit(R.nn.avg_pool2d(
         squares, (size, 1), padding=(before, 0, size - 1 - before, 0), count_include_pad=True
-    )
-    scale = R.add(
-        _scalar(op, get_float(op.bias, 1.0)),
-        R.multiply(_scalar(op, get_float(op.alpha, 1e-4)), R.reshape(window_mean, [n, c, *rest])),
-    )
-    return R.divide(x, R.power(scale, _scalar(op, get_float(op.beta, 0.75))))
+    ))
+    window_mean = _emit(R.reshape(window_mean, [n, c, *rest]))
+    scaled = _emit(R.multiply(_scalar(op, get_float(op.alpha, 1e-4)), window_mean))
+    scale = _emit(R.add(_scalar(op, get_float(op.bias, 1.0)), scaled))
+    return R.divide(x, _emit(R.power(scale, _scalar(op, get_float(op.beta, 0.75)))))
 
 
 def _layer_norm(op: C.LayerNormOp, x, scale, bias):
@@ -92,7 +98,7 @@ def _layer_norm(op: C.LayerNormOp, x, scale, bias):
     axis = get_int(op.axis, -1) % len(shape)
     normalized = list(shape[axis:])
     scale, bias = (
-        v if list(shape_of(o.type)) == normalized else R.broadcast_to(v, normalized)
+        v if list(shape_of(o.type)) == normalized else _emit(R.broadcast_to(v, normalized))
         for v, o in ((scale, op.scale), (bias, op.bias))
     )
     return R.nn.layer_norm(x, scale, bias, list(range(axis, len(shape))),
@@ -113,7 +119,7 @@ def _slice(op: C.SliceOp, x):
 def _split(op: C.SplitOp, x) -> list:
     sizes = get_ints(op.sizes)
     indices = [int(i) for i in np.cumsum(sizes)[:-1]]
-    parts = R.split(x, indices, axis=get_int(op.axis, 0))
+    parts = _emit(R.split(x, indices, axis=get_int(op.axis, 0)))
     return [relax.TupleGetItem(parts, i) for i in range(len(sizes))]
 
 
@@ -205,7 +211,7 @@ def to_relax(func: FuncOp) -> tvm.IRModule:
             produced = lower(op, *operands)
             results = produced if isinstance(produced, list) else [produced]
             return [bb.emit(r) for r in results]
-        except tvm.error.TVMError as e:
+        except Exception as e:  # TVM's FFI raises ValueError, TypeError, RuntimeError, ...
             raise KernelCompileError(f"tvm: cannot lower {op.name}: {_first_line(e)}") from None
 
     with bb.function("main", params):
@@ -236,7 +242,7 @@ class TvmKernel:
             executable = tvm.compile(
                 module, target=target, relax_pipeline=relax.get_default_pipeline(target)
             )
-        except tvm.error.TVMError as e:
+        except Exception as e:  # TVM's FFI raises ValueError, TypeError, RuntimeError, ...
             raise KernelCompileError(
                 f"tvm: cannot compile kernel @{func.sym_name.data}: {_first_line(e)}"
             ) from None

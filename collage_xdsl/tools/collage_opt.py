@@ -17,7 +17,12 @@ from importlib.metadata import version
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from collage_xdsl.dialects import get_all_dialects
@@ -50,20 +55,26 @@ class CollageOptMain(xDSLOptMain):
         self.available_frontends["onnx"] = self._parse_onnx
 
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
+        """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
         import onnx
-        from google.protobuf.message import DecodeError
 
-        from collage_xdsl.frontend import import_onnx
+        from collage_xdsl.frontend import FrontendError, import_onnx
 
         name = self.get_input_name()
         try:
             model = onnx.load_model_from_string(io.read())
-        except (DecodeError, ValueError) as e:
-            raise CollageError(f"{name}: not a readable ONNX model ({e})") from None
+        except Exception as e:  # protobuf decode errors have no common base class
+            raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
         try:
             return import_onnx(model)
-        except CollageError as e:
-            raise CollageError(f"{name}: {e}") from None
+        except FrontendError as e:  # its message names the graph and node; add the file
+            raise FrontendError(f"{name}: {e}") from None
+
+    def setup_pipeline(self):
+        try:
+            super().setup_pipeline()
+        except (ValueError, ArgSpecParseError) as e:
+            raise CollageError(f"pass pipeline '{self.args.passes}': {e}") from None
 
     def apply_passes(self, prog: ModuleOp):
         """Apply the pipeline; a pass's CollageError becomes a diagnostic, so that
@@ -79,14 +90,16 @@ def _error(message: str) -> int:
     return 1
 
 
-def _failing_op(e: DiagnosticException) -> str | None:
-    """The op line a verifier diagnostic points at (the line above its `^^^` marker)."""
+def diagnostic_message(e: DiagnosticException, source: str) -> str:
+    """A verifier diagnostic as `SOURCE: reason` plus the op it points at (the line above
+    the `^^^` marker in the annotated IR xDSL attaches as a note)."""
+    message = f"{source}: {e}"
     for note in getattr(e, "__notes__", ()):
         lines = note.splitlines()
         for line, below in zip(lines, lines[1:]):
             if re.fullmatch(r"\s*\^+-*", below):
-                return line.strip()
-    return None
+                return f"{message}\n  in: {line.strip()}"
+    return message
 
 
 def main(args: Sequence[str] | None = None) -> int:
@@ -96,9 +109,7 @@ def main(args: Sequence[str] | None = None) -> int:
         tool = CollageOptMain(args=args)
         tool.run()
     except DiagnosticException as e:
-        op = _failing_op(e)
-        name = tool.get_input_name() if tool else "input"
-        return _error(f"{name}: {e}" + (f"\n  in: {op}" if op else ""))
+        return _error(diagnostic_message(e, tool.get_input_name() if tool else "input"))
     except CollageError as e:
         return _error(str(e))
     except ParseError as e:

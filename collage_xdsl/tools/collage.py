@@ -1,0 +1,271 @@
+"""`collage`: the user-facing command, one sub-command per job.
+
+    collage run model.onnx --check                    # reference interpreter vs onnxruntime
+    collage run module.mlir --inputs in.npz --output out.npz
+
+`run` imports an ONNX model (or parses a `.mlir` module), executes `@main` with the
+numpy reference interpreter on given or seeded random inputs and prints one summary
+line per output. Every failure is an `error: ...` line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import SSAValue
+from xdsl.parser import Parser
+from xdsl.traits import SymbolTable
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.dialects import get_all_dialects
+from collage_xdsl.errors import CollageError
+from collage_xdsl.tensors import np_dtype, shape_of
+from collage_xdsl.tools.collage_opt import diagnostic_message
+
+# ---------------------------------------------------------------------------
+# Loading a model
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class LoadedModel:
+    """A module with `@main`, and the names of its inputs and outputs."""
+
+    module: ModuleOp
+    main: FuncOp
+    input_names: list[str]
+    output_names: list[str]
+    onnx_path: Path | None
+
+
+def _context() -> Context:
+    ctx = Context()
+    for name, factory in {**Universe.get_multiverse().all_dialects,
+                          **get_all_dialects()}.items():
+        if name not in ctx.registered_dialect_names:
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """Import `path` (`.onnx`) or parse it (`.mlir`), verified, with input/output names."""
+    path = Path(path)
+    if not path.is_file():
+        raise CollageError(f"{path}: no such file")
+    if path.suffix == ".onnx":
+        import onnx
+
+        from collage_xdsl.frontend import import_onnx
+
+        module = import_onnx(path)
+        graph = onnx.load(path, load_external_data=False).graph
+        initializers = {t.name for t in graph.initializer}
+        inputs = [i.name for i in graph.input if i.name not in initializers]
+        outputs = [o.name for o in graph.output]
+    elif path.suffix == ".mlir":
+        module = Parser(_context(), path.read_text(), str(path)).parse_module()
+        inputs = outputs = []
+    else:
+        raise CollageError(f"{path}: expected an .onnx model or an .mlir module")
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        raise CollageError(diagnostic_message(e, str(path))) from None
+    main = SymbolTable.lookup_symbol(module, "main")
+    if not isinstance(main, FuncOp):
+        raise CollageError(f"{path}: the module has no func.func @main")
+    args = main.body.block.args
+    if len(inputs) != len(args):
+        inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]
+    n_out = len(main.function_type.outputs.data)
+    if len(outputs) != n_out:
+        outputs = [f"output{i}" for i in range(n_out)]
+    return LoadedModel(module, main, inputs, outputs, path if path.suffix == ".onnx" else None)
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+
+def _gather_bound(value: SSAValue) -> int | None:
+    """The size of the axis `value` indexes when it reaches a `collage.gather` as indices
+    (directly or through layout ops), so that random indices are in range."""
+    bounds = []
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, C.GatherOp) and use.index == 1:
+            shape = shape_of(op.data.type)
+            bounds.append(shape[C.get_int(op.axis, 0) % len(shape)])
+        elif isinstance(op, C.ReshapeOp | C.CastOp | C.ExpandOp | C.TransposeOp | C.SliceOp):
+            if (b := _gather_bound(op.results[0])) is not None:
+                bounds.append(b)
+    return min(bounds) if bounds else None
+
+
+def random_inputs(model: LoadedModel, seed: int) -> list[np.ndarray]:
+    """Seeded inputs: floats ~ N(0, 1); integers in range for Gather (else 0 or 1); random bools."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for arg in model.main.body.block.args:
+        if not isinstance(arg.type, TensorType):
+            raise CollageError(f"@main argument %{arg.name_hint}: {arg.type} is not a tensor")
+        shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) < 0.5)
+        elif np.issubdtype(dtype, np.integer):
+            arrays.append(rng.integers(0, _gather_bound(arg) or 2, shape).astype(dtype))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
+def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:
+    """Inputs from an `.npz`, keyed by input name or positionally (`arr_0`, `arr_1`, ...)."""
+    try:
+        data = np.load(path)
+    except (OSError, ValueError) as e:
+        raise CollageError(f"{path}: cannot read inputs: {e}") from None
+    arrays = []
+    for i, name in enumerate(model.input_names):
+        key = name if name in data.files else f"arr_{i}"
+        if key not in data.files:
+            raise CollageError(
+                f"{path}: no array for input '{name}' (has {', '.join(data.files) or 'none'})"
+            )
+        arrays.append(data[key])
+    return arrays
+
+
+# ---------------------------------------------------------------------------
+# Reporting and checking
+# ---------------------------------------------------------------------------
+
+
+def summary(name: str, value: np.ndarray) -> str:
+    """One line: name, shape, dtype, min/max/mean and a CRC-32 of the bytes."""
+    a = np.ascontiguousarray(value)
+    stats = "empty"
+    if a.size:
+        f = a.astype(np.float64)
+        stats = f"min={f.min():.6g} max={f.max():.6g} mean={f.mean():.6g}"
+    return f"{name}: shape={list(a.shape)} dtype={a.dtype} {stats} crc32={zlib.crc32(a.tobytes()):08x}"
+
+
+def onnxruntime_outputs(path: Path, names: list[str], inputs: Sequence[np.ndarray],
+                        threads: int) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only: no warnings about unused initializers
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, dict(zip(names, inputs)))
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Why `got` differs from `want` (None when they agree within rtol/atol)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return (f"{name}: got {got.dtype}{list(got.shape)}, "
+                f"onnxruntime gives {want.dtype}{list(want.shape)}")
+    if np.issubdtype(got.dtype, np.floating):
+        bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        bad = got != want
+    if not bad.any():
+        return None
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return (f"{name}: {int(bad.sum())} of {got.size} elements differ from onnxruntime "
+            f"(max abs error {np.nanmax(err):.3g}, rtol={rtol}, atol={atol})")
+
+
+# ---------------------------------------------------------------------------
+# Sub-commands
+# ---------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Execute @main of a model with the reference interpreter and summarize its outputs."""
+    from collage_xdsl.interpreter import run_module
+
+    model = load_model(args.model)
+    if args.check and model.onnx_path is None:
+        raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an .onnx model")
+    inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
+    outputs = [np.asarray(o) for o in run_module(model.module, inputs)]
+    for name, value in zip(model.output_names, outputs):
+        print(summary(name, value))
+    if args.output:
+        np.savez(args.output, **dict(zip(model.output_names, outputs)))
+    if args.check:
+        reference = onnxruntime_outputs(model.onnx_path, model.input_names, inputs, args.threads)
+        problems = [p for name, got, want in zip(model.output_names, outputs, reference)
+                    if (p := compare(name, got, want, args.rtol, args.atol)) is not None]
+        if problems:
+            for p in problems:
+                print(f"error: mismatch: {p}", file=sys.stderr)
+            return 1
+        print(f"check: {len(outputs)} output(s) match onnxruntime "
+              f"(rtol={args.rtol}, atol={args.atol})")
+    return 0
+
+
+def add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="execute @main with the reference interpreter",
+                       description=cmd_run.__doc__)
+    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
+    p.add_argument("--inputs", metavar="FILE.npz",
+                   help="inputs keyed by input name, or positional arr_0, arr_1, ...")
+    p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
+    p.add_argument("--check", action="store_true",
+                   help="compare with onnxruntime (CPU); exit 1 on a mismatch")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --check")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --check")
+    p.add_argument("--threads", type=int, default=1,
+                   help="onnxruntime intra-op threads for --check (default 1)")
+    p.add_argument("--output", metavar="FILE.npz", help="save the outputs, keyed by name")
+    p.set_defaults(handler=cmd_run)
+
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_run]
+"""Each adds its sub-parser and sets `handler`: `handler(args) -> exit status`."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="collage", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version",
+                        version=f"collage-xdsl {version('collage-xdsl')}")
+    sub = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ParseError as e:
+        message = str(e).rstrip()
+    except (CollageError, DiagnosticException, OSError) as e:
+        message = str(e)
+    print(f"error: {message}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

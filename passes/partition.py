@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.backends import gather_specs
+from collage_xdsl.backends.base import FusionStyle
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
 from collage_xdsl.cost import Cost
 from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
@@ -127,11 +128,14 @@ class CollagePartitionPass(ModulePass):
                               "patterns": self.test_patterns}},
         )
 
-    def coalesce_config(self, spec: PartitionSpec) -> SubGraphConfig:
+    def coalesce_config(self, spec: PartitionSpec) -> SubGraphConfig | None:
         """What a merged kernel of `spec`'s backend must satisfy: convex, and within the
-        backend's max depth unless it also offers maximal regions (any depth)."""
+        backend's max depth unless it also offers maximal regions (any depth). None for a
+        backend that does not fuse (its kernels are single ops or patterns)."""
         backend = spec.backend
         assert backend is not None
+        if backend.fusion is FusionStyle.NONE:
+            return None
         if backend.byoc:
             depth = 0 if self.byoc_max_regions else self.byoc_max_depth
         else:
@@ -144,7 +148,8 @@ class CollagePartitionPass(ModulePass):
         configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
 
         def valid(sub: SubGraph, backend: str) -> bool:
-            return sub.is_valid(configs[backend])
+            config = configs[backend]
+            return config is not None and sub.is_valid(config)
 
         def cost_of(c: CandidateKernel) -> Cost:
             if c.spec.backend is None:

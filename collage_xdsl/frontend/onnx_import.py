@@ -282,7 +282,9 @@ class OnnxImporter:
         try:
             inferred = shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
         except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as e:
-            raise self.error(f"ONNX shape inference failed: {str(e).strip()}") from None
+            message = re.sub(r"\(op_type:(\w+), node name: ([^)]*)\): ", r"\nnode '\2' (\1): ",
+                             str(e).replace("Inference error(s): ", "")).strip()
+            raise self.error(f"ONNX shape inference failed: {message}") from None
         g = inferred.graph
         return {v.name: v.type for v in [*g.value_info, *g.output, *g.input]}
 

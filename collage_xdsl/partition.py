@@ -68,37 +68,31 @@ def coalesce(
     """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
 
     Kernels are visited in dataflow order; each absorbs its touching same-backend
-    neighbours one at a time, repeating until nothing more merges."""
+    neighbours one at a time (rescanning after each merge) until nothing more merges."""
     result = sorted(kernels, key=lambda k: k.inside & -k.inside)
-    merged = True
-    while merged:
-        merged = False
-        for i, a in enumerate(result):
-            for j, b in enumerate(result):
-                if i == j or a.backend != b.backend or not _touching(graph, a.inside, b.inside):
+    changed = True
+    while changed:
+        changed = False
+        i = 0
+        while i < len(result):
+            a, j = result[i], 0
+            while j < len(result):
+                b = result[j]
+                if j == i or a.backend != b.backend or not a.sub_graph.are_touching(b.sub_graph):
+                    j += 1
                     continue
                 union = a.sub_graph.disjoint_union(b.sub_graph)
                 if not is_valid(union, a.backend):
+                    j += 1
                     continue
                 cost = None if a.cost is None or b.cost is None else a.cost + b.cost
-                result[i] = Kernel(union, a.backend, cost)
+                a = result[i] = Kernel(union, a.backend, cost)
                 del result[j]
-                merged = True
-                break
-            if merged:
-                break
+                if j < i:
+                    i -= 1
+                changed, j = True, 0
+            i += 1
     return result
-
-
-def _touching(graph: DataflowGraph, a: int, b: int) -> bool:
-    """Whether an output of one set feeds the other directly."""
-    for i in bits(a):
-        if graph.nodes[i].output_set & b:
-            return True
-    for i in bits(b):
-        if graph.nodes[i].output_set & a:
-            return True
-    return False
 
 
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:

@@ -1,0 +1,70 @@
+"""Write one small ONNX model for the frontend lit tests: `python make_tiny.py NAME OUT.onnx`.
+
+- cnn: Conv(+bias, SAME_UPPER) -> Relu -> MaxPool -> a Shape/Gather/Unsqueeze/Concat chain
+  feeding Reshape -> Gemm(transB) -> Softmax (opset 11, coerced to 2-D).
+- unsupported: Relu between two ops the frontend does not know (Hardmax, TopK).
+- symbolic: Relu over an input with a symbolic batch dimension.
+"""
+
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def cnn():
+    rng = np.random.default_rng(0)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3],
+                         auto_pad="SAME_UPPER", name="conv"),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Shape", ["p"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n"], ["n1"], axes=[0]),
+        helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["p", "shape"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fc", "fcb"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=1),
+    ]
+    inits = [
+        const("w", rng.standard_normal((4, 3, 3, 3)).astype(np.float32)),
+        const("b", rng.standard_normal(4).astype(np.float32)),
+        const("zero", np.array(0, np.int64)),
+        const("minus1", np.array([-1], np.int64)),
+        const("fc", rng.standard_normal((10, 64)).astype(np.float32)),
+        const("fcb", rng.standard_normal(10).astype(np.float32)),
+    ]
+    return nodes, [f32("x", [1, 3, 8, 8])], [f32("y", [1, 10])], 11, inits
+
+
+def unsupported():
+    nodes = [
+        helper.make_node("Hardmax", ["x"], ["h"], name="hard"),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("TopK", ["r", "k"], ["y", "i"], name="top"),
+    ]
+    return nodes, [f32("x", [2, 4])], [f32("y", [2, 2])], 13, [const("k", np.array([2]))]
+
+
+def symbolic():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    return nodes, [f32("x", ["batch", 4])], [f32("y", ["batch", 4])], 13, []
+
+
+nodes, inputs, outputs, opset, inits = {"cnn": cnn, "unsupported": unsupported,
+                                        "symbolic": symbolic}[sys.argv[1]]()
+model = helper.make_model(helper.make_graph(nodes, sys.argv[1], inputs, outputs, inits),
+                          opset_imports=[helper.make_opsetid("", opset)])
+model.ir_version = 8
+onnx.checker.check_model(model)
+onnx.save(model, sys.argv[2])

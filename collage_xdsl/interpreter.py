@@ -78,18 +78,19 @@ def _scalar(x: np.ndarray, value: float):
 def _erf(x: np.ndarray) -> np.ndarray:
     """erf, vectorised: a Taylor series near 0 and Numerical Recipes' erfc (rel. err. < 1.2e-7)
     elsewhere, evaluated in float64."""
-    z = np.abs(x.astype(np.float64))
+    wide = x.astype(np.float64)
+    z = np.abs(wide)
     t = 1.0 / (1.0 + 0.5 * z)
     poly = 0.17087277
     for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418,
               0.37409196, 1.00002368, -1.26551223):
         poly = c + t * poly
-    far = np.sign(x) * (1.0 - t * np.exp(-z * z + poly))
+    far = np.sign(wide) * (1.0 - t * np.exp(-z * z + poly))
     z2 = z * z
     series = 0.0
     for n in range(12, -1, -1):
         series = (-1) ** n / (math.factorial(n) * (2 * n + 1)) + z2 * series
-    near = 2.0 / math.sqrt(math.pi) * x.astype(np.float64) * series
+    near = 2.0 / math.sqrt(math.pi) * wide * series
     return np.where(z < 0.5, near, far).astype(x.dtype)
 
 
@@ -189,7 +190,8 @@ def _windows(x: np.ndarray, kernel, strides, dilations, out_hw) -> np.ndarray:
 
 
 def _pad_hw(x: np.ndarray, pads, kernel, strides, dilations, out_hw, value) -> np.ndarray:
-    """Pad H and W by ``pads`` (top, left, bottom, right), plus what ceil mode's last window needs."""
+    """Pad H and W by ``pads`` (top, left, bottom, right) and by what ceil mode's last
+    window needs."""
     extra = [
         max(0, (o - 1) * s + d * (k - 1) + 1 - (n + p0 + p1))
         for o, s, d, k, n, p0, p1 in zip(out_hw, strides, dilations, kernel, x.shape[2:],
@@ -229,7 +231,7 @@ def _max_pool(op: C.MaxPool2dOp, x: np.ndarray) -> np.ndarray:
     return _windows(padded, kernel, strides, (1, 1), out_hw).max(axis=(-2, -1))
 
 
-def _window_counts(size: int, k: int, s: int, lo: int, hi: int, out: int, pad0: int) -> np.ndarray:
+def _window_counts(k: int, s: int, lo: int, hi: int, out: int, pad0: int) -> np.ndarray:
     """Per output position along one axis: how many window cells fall in [lo, hi)
     (coordinates of the unpadded input; the window of output i starts at i*s - pad0)."""
     starts = np.arange(out) * s - pad0
@@ -244,7 +246,7 @@ def _avg_pool(op: C.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
     sums = _windows(padded, kernel, strides, (1, 1), out_hw).sum(axis=(-2, -1), dtype=x.dtype)
     include = get_bool(op.count_include_pad, False)
     counts = [
-        _window_counts(n, k, s, -p0 if include else 0, n + p1 if include else n, o, p0)
+        _window_counts(k, s, -p0 if include else 0, n + p1 if include else n, o, p0)
         for n, k, s, p0, p1, o in zip(x.shape[2:], kernel, strides, pads[:2], pads[2:], out_hw)
     ]
     return sums / np.outer(*counts).astype(x.dtype)
@@ -361,24 +363,36 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
 
 def evaluate_op(op: Operation, operands: Sequence[Value]) -> list[Value]:
     """The results of one collage op applied to ``operands`` (arrays, or tuples of arrays)."""
+    where = _op_ref(op)
     impl = _IMPLS.get(type(op))
     if impl is None:
-        raise InterpreterError(f"{op.name}: the reference interpreter has no semantics for this op")
+        raise InterpreterError(f"{where}: the reference interpreter has no semantics for this op")
     if len(operands) != len(op.operands):
         raise InterpreterError(
-            f"{op.name}: expected {len(op.operands)} operands, got {len(operands)}"
+            f"{where}: expected {len(op.operands)} operands, got {len(operands)}"
         )
     for i, (value, operand) in enumerate(zip(operands, op.operands)):
         if (why := _mismatch(value, operand.type)) is not None:
-            raise InterpreterError(f"{op.name}: operand {i}: {why}")
+            raise InterpreterError(f"{where}: operand {i}: {why}")
     try:
         with np.errstate(all="ignore"):
             produced = impl(op, *operands)
     except (ValueError, IndexError, TypeError, ArithmeticError) as e:
-        raise InterpreterError(f"{op.name}: {e}") from None
+        raise InterpreterError(f"{where}: {e}") from None
     results = list(produced) if isinstance(produced, list) else [produced]
     results = [r if isinstance(r, tuple) else np.asarray(r) for r in results]
-    return _check_results(f"{op.name}: interpreter bug", results, op)
+    return _check_results(f"{where}: interpreter bug", results, op)
+
+
+def _op_ref(op: Operation) -> str:
+    """The op's name, its label if any and the name of its first result, e.g.
+    `collage.conv2d %conv1`."""
+    parts = [op.name]
+    if (label := op.attributes.get("label")) is not None:
+        parts.append(f'"{label.data}"')
+    if op.results and op.results[0].name_hint:
+        parts.append(f"%{op.results[0].name_hint}")
+    return " ".join(parts)
 
 
 def _last_uses(ops: Sequence[Operation]) -> list[list[SSAValue]]:
@@ -450,13 +464,8 @@ def _check_results(what: str, results: list[Value], op: Operation) -> list[Value
 
 def _run_region(op: C.RegionOp, operands: list[Value]) -> list[Value]:
     """A `collage.kernel` or `collage.composite` runs its body on its inputs."""
-    what = f"{op.name} {_region_label(op)}"
-    return _check_results(what, _run_block(op.body.block, operands, what), op)
-
-
-def _region_label(op: C.RegionOp) -> str:
-    label = op.attributes.get("label")
-    return f'"{label.data}"' if label is not None else ""
+    where = _op_ref(op)
+    return _check_results(where, _run_block(op.body.block, operands, where), op)
 
 
 def _call(op: CallOp, operands: list[Value]) -> list[Value]:

@@ -41,7 +41,8 @@ def rand(*shape, dtype=np.float32, low=-2.0, high=2.0) -> np.ndarray:
 
 
 def make_func(inputs: list[np.ndarray], build, name: str = "main") -> FuncOp:
-    """A func.func taking ``inputs``' types; ``build(*args)`` returns its ops, the last is returned."""
+    """A func.func taking ``inputs``' types; ``build(*args)`` gives its ops, the last one's
+    results are returned."""
     types = [tensor_type(a.shape, a.dtype) for a in inputs]
     block = Block(arg_types=types)
     ops = build(*block.args)
@@ -494,10 +495,17 @@ def test_missing_entry():
         run_module(module, [rand(2)], entry="forward")
 
 
-def test_gather_out_of_range():
+def test_gather_out_of_range_names_the_node():
     x, idx = rand(4, 2), np.array([4], np.int64)
-    func = make_func([x, idx], lambda a, i: [C.GatherOp(a, i, 0)])
-    with pytest.raises(CollageError, match=r"collage.gather: indices out of range \[-4, 3\]"):
+
+    def build(a, i):
+        gather = C.GatherOp(a, i, 0)
+        gather.output.name_hint = "picked"
+        return [gather]
+
+    func = make_func([x, idx], build)
+    message = r"collage.gather %picked: indices out of range \[-4, 3\]"
+    with pytest.raises(CollageError, match=message):
         run_function(func, [x, idx])
 
 

@@ -14,8 +14,8 @@ its group, and the merged group holds at most `max-fused-ops` ops:
 - phase 1: INJECTIVE and TUPLE ops fuse when every path is at most INJECTIVE;
 - phase 2: injective ops fuse into a TUPLE group already absorbed by an injective group.
 
-COMM_REDUCE ops only end groups, OPAQUE ops never fuse. A group's kind is the largest
-kind of its ops. A group of only host ops (`collage.tuple` / `collage.get_item`) stays on
+COMM_REDUCE ops only end groups, OPAQUE ops never fuse. A group has its sink's kind, or
+its anchor's (OUT_EWISE_FUSABLE op) when that is larger. A group of only host ops (`collage.tuple` / `collage.get_item`) stays on
 the host. Kernels carry no cost (nothing is estimated).
 
     %c = collage.conv2d %x, %w ...          %r = collage.kernel "tvm"(%x, %w)
@@ -41,16 +41,18 @@ from collage_xdsl.subgraph import SubGraph
 
 
 class _Groups:
-    """Union-find over node indices; each root keeps its group's kind and op count."""
+    """Union-find over node indices; each root keeps its group's kind and op count.
+
+    As in TVM, a merged group keeps its parent's kind unless the child holds the anchor
+    (an OUT_EWISE_FUSABLE op), whose kind then combines in."""
 
     def __init__(self, graph: DataflowGraph, allowed: int):
         n = len(graph)
         self.parent = list(range(n))
-        self.kind = [node.kind for node in graph.nodes]
+        self.kind = [node.kind if allowed >> i & 1 else K.OPAQUE
+                     for i, node in enumerate(graph.nodes)]
+        self.anchor = [k == K.OUT_EWISE_FUSABLE for k in self.kind]
         self.size = [1] * n
-        for i in range(n):
-            if not allowed >> i & 1:
-                self.kind[i] = K.OPAQUE
 
     def find(self, i: int) -> int:
         while self.parent[i] != i:
@@ -63,7 +65,9 @@ class _Groups:
         if c != p:
             self.parent[c] = p
             self.size[p] += self.size[c]
-            self.kind[p] = max(self.kind[p], self.kind[c])
+            if self.anchor[c]:
+                self.anchor[p] = True
+                self.kind[p] = max(self.kind[p], self.kind[c])
 
 
 def fuse_groups(graph: DataflowGraph, max_fused_ops: int = 256, allowed: int | None = None

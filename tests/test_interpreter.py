@@ -7,6 +7,7 @@ Each case builds a one-node ONNX model and the matching `collage` op directly
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import onnxruntime as ort
@@ -464,6 +465,26 @@ def test_outputs_are_writable_copies_of_weights():
     y[0, 0] = 100.0
     (again,) = run_collage([rand(1)], build)
     np.testing.assert_array_equal(again, w)
+
+
+def test_intermediates_are_freed_after_their_last_use():
+    x = rand(1024, 1024)  # 4 MiB
+
+    def chain(a):
+        ops = [C.NegOp(a)]
+        for _ in range(11):
+            ops.append(C.NegOp(ops[-1].output))
+        return ops
+
+    func = make_func([x], chain)
+    tracemalloc.start()
+    try:
+        (y,) = run_function(func, [x])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(y, x)
+    assert peak < 3 * x.nbytes, f"peak {peak / x.nbytes:.1f}x the input for 12 negations"
 
 
 # ---------------------------------------------------------------------------

@@ -328,6 +328,7 @@ def test_gemm_transposes_and_scales():
     (helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=1), 13),
     (helper.make_node("ReduceMax", ["x", "axes"], ["y"]), 18),
     (helper.make_node("Pad", ["x", "pads", "val"], ["y"]), 13),
+    (helper.make_node("Pad", ["x"], ["y"], pads=[0, 0, 1, 0, 0, 2, 0, 1], value=1.5), 9),
     (helper.make_node("Squeeze", ["x", "axes"], ["y"]), 13),
     (helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0, -1]), 11),
     (helper.make_node("Gather", ["x", "idx"], ["y"], axis=1), 13),
@@ -438,6 +439,23 @@ def test_layout_limits_are_clear_errors():
     model = make([node], [f32("x", [2, 3])], [f32("y", None), f32("mean", None)], 17,
                  [numpy_helper.from_array(np.ones(3, np.float32), "g")])
     with pytest.raises(FrontendError, match=r"node 'ln' \(LayerNormalization\): output 1"):
+        import_onnx(model)
+
+
+def test_dead_nodes_are_dropped():
+    nodes = [helper.make_node("Hardmax", ["x"], ["dead"]), helper.make_node("Relu", ["x"], ["y"])]
+    model = make(nodes, [f32("x", [2])], [f32("y", [2])], 13)
+    assert ops(import_onnx(model)) == ["collage.relu"]
+
+
+def test_unsupported_element_type_and_opset():
+    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [2])
+    model = make([helper.make_node("Identity", ["x"], ["y"])], [x], [x], 13)
+    model.graph.output[0].name = "y"
+    with pytest.raises(FrontendError, match="input 'x': unsupported element type uint8"):
+        import_onnx(model)
+    model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])], 8)
+    with pytest.raises(FrontendError, match=r"opset 8 is not supported \(need >= 9\)"):
         import_onnx(model)
 
 

@@ -30,6 +30,9 @@ from collage_xdsl.tensors import TensorError, constant_op, ir_dtype, np_dtype
 Value = SSAValue | np.ndarray
 """A node input or output: an SSA value, or a numpy array for a folded constant."""
 
+MIN_OPSET = 9
+"""The oldest ai.onnx opset the converters know the attribute / input conventions of."""
+
 SHAPE_INFERENCE_LIMIT = 4096
 """Initializers with more elements are hidden from shape inference (only small, shape-like
 tensors are needed there); this keeps inference fast and under protobuf's 2 GB limit."""
@@ -107,7 +110,7 @@ class NodeContext:
     def type(self, i: int) -> TensorType:
         value = self.raw(i)
         if isinstance(value, np.ndarray):
-            return TensorType(self.importer.element_type(value.dtype, self.name), value.shape)
+            return TensorType(self.element_type(value.dtype), value.shape)
         assert isinstance(value.type, TensorType)
         return value.type
 
@@ -134,7 +137,7 @@ class NodeContext:
         return self.emit(build, *args, **kwargs).owner  # type: ignore[return-value]
 
     def element_type(self, dtype: np.dtype) -> Attribute:
-        return self.importer.element_type(dtype, self.name)
+        return self.importer.element_type(dtype, f"node '{self.name}' ({self.node.op_type})")
 
 
 class OnnxImporter:
@@ -151,13 +154,16 @@ class OnnxImporter:
         self.opset = next(
             (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None
         )
-        if self.opset is None:
-            raise self.error("model imports no default-domain (ai.onnx) opset")
+        if self.opset is None or self.opset < MIN_OPSET:
+            raise self.error(
+                f"default-domain (ai.onnx) opset {self.opset} is not supported (need >= {MIN_OPSET})"
+            )
         self.values: dict[str, Value] = {}
         self.materialized: dict[str, SSAValue] = {}
         self.block = Block()
         graph = model.graph
-        self.used = {name for node in graph.node for name in node.input if name}
+        self.nodes = self.live_nodes()
+        self.used = {name for node in self.nodes for name in node.input if name}
         self.used |= {o.name for o in graph.output}
 
     def error(self, reason: str) -> FrontendError:
@@ -167,7 +173,7 @@ class OnnxImporter:
         try:
             return ir_dtype(dtype)
         except TensorError as e:
-            raise self.error(f"'{where}': {e}") from None
+            raise self.error(f"{where}: {e}") from None
 
     def ssa(self, name: str) -> SSAValue:
         """The SSA value of `name`, materializing a folded constant on first use."""
@@ -175,7 +181,7 @@ class OnnxImporter:
         if isinstance(value, SSAValue):
             return value
         if name not in self.materialized:
-            self.element_type(value.dtype, name)
+            self.element_type(value.dtype, f"constant '{name}'")
             op = constant_op(value)
             self.block.add_op(op)
             self.materialized[name] = op.results[0]
@@ -199,7 +205,7 @@ class OnnxImporter:
             arg = self.block.insert_arg(t, len(self.block.args))
             arg.name_hint = _sanitize(info.name)
             self.values[info.name] = arg
-        for node in graph.node:
+        for node in self.nodes:
             self.convert(node)
         results = []
         for out in graph.output:
@@ -213,12 +219,21 @@ class OnnxImporter:
         )
         return ModuleOp([func])
 
+    def live_nodes(self) -> list[onnx.NodeProto]:
+        """The nodes the graph outputs depend on, in graph order (dead nodes are dropped)."""
+        live = {o.name for o in self.model.graph.output}
+        nodes = []
+        for node in reversed(self.model.graph.node):
+            if any(name in live for name in node.output):
+                nodes.append(node)
+                live.update(name for name in node.input if name)
+        return nodes[::-1]
+
     def check_supported(self) -> None:
         """Every node that will not fold needs a converter; list all that have none."""
-        graph = self.model.graph
-        known = {t.name for t in graph.initializer}
+        known = {t.name for t in self.model.graph.initializer}
         bad = []
-        for node in graph.node:
+        for node in self.nodes:
             inputs = [n for n in node.input if n]
             if node.domain in ("", "ai.onnx") and (
                 all(n in known for n in inputs) or node.op_type in _SHAPE_ONLY
@@ -255,7 +270,7 @@ class OnnxImporter:
                         f"'{d.dim_param or '?'}'; fix it with input_shapes={{'{info.name}': [...]}}"
                     )
                 shape.append(d.dim_value)
-        return TensorType(self.element_type(dtype, info.name), shape)
+        return TensorType(self.element_type(dtype, f"input '{info.name}'"), shape)
 
     def infer_types(self, args, arg_types) -> dict[str, onnx.TypeProto]:
         """ONNX's inferred type of every value (one strict inference over a weight-less copy)."""
@@ -272,7 +287,7 @@ class OnnxImporter:
             for i, t in zip(args, arg_types)
         ]
         skeleton = helper.make_graph(
-            graph.node, graph.name, inputs + weights, graph.output, small,
+            self.nodes, graph.name, inputs + weights, graph.output, small,
             value_info=graph.value_info,
         )
         model = helper.make_model(
@@ -346,7 +361,7 @@ class OnnxImporter:
         tt = expected.tensor_type
         assert isinstance(actual, TensorType)
         shape = list(actual.get_shape())
-        if tt.elem_type and self.element_type(_onnx_dtype(tt.elem_type), ctx.name) != (
+        if tt.elem_type and ctx.element_type(_onnx_dtype(tt.elem_type)) != (
             actual.get_element_type()
         ):
             raise ctx.error(

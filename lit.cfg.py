@@ -2,7 +2,7 @@
 
 RUN lines call `collage-opt`, `collage`, `xdsl-opt`, `filecheck` and `python` from the
 environment lit itself runs in (its interpreter's bin directory comes first on PATH).
-Helper scripts next to the tests (`*.py`) are not tests; lit's scratch files go
+Helper scripts next to the tests (`*.py`) and `inputs/` directories are not tests; lit's scratch files go
 to `Output/` directories beside the tests.
 """
 
@@ -17,6 +17,7 @@ config.suffixes = [".mlir", ".test"]
 # Paths given to lit resolve against the directory of this file: `lit tests/filecheck`.
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = config.test_source_root
+config.excludes = ["inputs"]  # directories of files that RUN lines read
 
 _bin = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([_bin, config.environment.get("PATH", "")])

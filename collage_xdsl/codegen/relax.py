@@ -7,11 +7,10 @@
 
 The target is the host: ``{"kind": "llvm", "mtriple": <default triple>, "mcpu": <host
 CPU name>}`` ("native" would silently mean generic x86 without AVX), built with the
-default Relax pipeline for that target, which legalizes and fuses. Ops Relax lacks
-are decomposed: LRN into a channel-window average pool, batch_norm into a multiply
-and an add (folded when its parameters are constants). No dlight schedules are
-applied: measured here, its CPU `Reduction` rule halves a 256x256 matmul with 2
-threads but makes a small conv 2.5x slower.
+default Relax pipeline for that target (it legalizes and fuses) plus a default CPU
+loop-nest schedule (`collage_xdsl.codegen.tvm_schedule`). Ops Relax lacks are
+decomposed: LRN into a channel-window average pool, batch_norm into a multiply and
+an add (folded when its parameters are constants).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from xdsl.ir import Operation
 from collage_xdsl.codegen import KernelCompileError
 from collage_xdsl.codegen.signature import Signature
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.tvm_schedule import cpu_pipeline_with_schedule
 from collage_xdsl.codegen.walk import flat_types, lower_function
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
@@ -251,7 +251,7 @@ class TvmKernel:
         target = host_target()
         try:
             executable = tvm.compile(
-                module, target=target, relax_pipeline=relax.get_default_pipeline(target)
+                module, target=target, relax_pipeline=cpu_pipeline_with_schedule(target)
             )
         except Exception as e:  # TVM's FFI raises ValueError, TypeError, RuntimeError, ...
             raise KernelCompileError(

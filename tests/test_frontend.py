@@ -419,7 +419,8 @@ def test_unresolvable_shape_names_the_node():
 def test_shape_mismatch_names_the_node():
     model = make([helper.make_node("Relu", ["x"], ["y"], name="r")],
                  [f32("x", [2, 3])], [f32("y", [3, 2])], 13)
-    with pytest.raises(FrontendError, match=r"shape inference failed.*\nnode 'r' \(Relu\): .*differ"):
+    with pytest.raises(FrontendError,
+                       match=r"shape inference failed.*\nnode 'r' \(Relu\): .*differ"):
         import_onnx(model)
     # ONNX cannot see through Abs and takes the declared [3, 2]; the folded shape says [6]
     nodes = [helper.make_node("Abs", ["s"], ["s2"]),

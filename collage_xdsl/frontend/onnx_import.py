@@ -79,10 +79,8 @@ class NodeContext:
         return value.decode() if isinstance(value, bytes) else value
 
     def ints_attr(self, name: str, default: Sequence[int] | None = None) -> list[int] | None:
-        value = self.attrs.get(name)
-        return list(default) if value is None and default is not None else (
-            None if value is None else [int(v) for v in value]
-        )
+        value = self.attrs.get(name, default)
+        return None if value is None else [int(v) for v in value]
 
     # -- inputs ----------------------------------------------------------------------
 
@@ -156,7 +154,8 @@ class OnnxImporter:
         )
         if self.opset is None or self.opset < MIN_OPSET:
             raise self.error(
-                f"default-domain (ai.onnx) opset {self.opset} is not supported (need >= {MIN_OPSET})"
+                f"default-domain (ai.onnx) opset {self.opset} is not supported "
+                f"(need >= {MIN_OPSET})"
             )
         self.values: dict[str, Value] = {}
         self.materialized: dict[str, SSAValue] = {}
@@ -194,7 +193,8 @@ class OnnxImporter:
         self.check_supported()
         initializers = {t.name: t for t in graph.initializer}
         for name, tensor in initializers.items():
-            self.values[name] = numpy_helper.to_array(tensor)
+            if name in self.used:
+                self.values[name] = numpy_helper.to_array(tensor)
         args = [i for i in graph.input if i.name not in initializers]
         for name in self.input_shapes:
             if name not in {i.name for i in args}:
@@ -240,7 +240,9 @@ class OnnxImporter:
             ):
                 known.update(node.output)
             elif node.domain not in ("", "ai.onnx") or node.op_type not in self.converters:
-                op = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}.{node.op_type}"
+                op = f"{node.domain}.{node.op_type}" if node.domain not in ("", "ai.onnx") else (
+                    node.op_type
+                )
                 bad.append(f"node '{node.name or node.output[0]}' ({op}): unsupported ONNX op")
         if bad:
             raise self.error("\n".join(bad))

@@ -374,3 +374,35 @@ def test_inputs_of_any_alignment_and_results_that_stay_put(backend):
         np.testing.assert_array_equal(k, f)
     for o, e in zip(other, run_function(func, [unaligned.copy()])):
         np.testing.assert_allclose(o, e, rtol=1e-4, atol=1e-5)
+
+
+def test_tvm_loop_nest_schedule_is_applied_and_bit_identical():
+    import tvm
+    from tvm import relax
+
+    from collage_xdsl.codegen.relax import host_target, to_relax
+    from collage_xdsl.codegen.tvm_schedule import cpu_pipeline_with_schedule
+
+    func = conv_bias_relu()
+    target = host_target()
+    scheduled = cpu_pipeline_with_schedule(target)(to_relax(func))
+    kernels = [f for _, f in scheduled.functions_items() if isinstance(f, tvm.tirx.PrimFunc)]
+    assert kernels and all("T.parallel" in f.script() for f in kernels)
+    x = random_inputs(func)[0]
+    outputs = []
+    for pipeline in (cpu_pipeline_with_schedule(target), relax.get_default_pipeline(target)):
+        executable = tvm.compile(to_relax(func), target=target, relax_pipeline=pipeline)
+        vm = relax.VirtualMachine(executable, tvm.cpu())
+        outputs.append(vm["main"](tvm.runtime.tensor(x))[0].numpy())
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+def test_tvm_thread_pool_follows_the_policy():
+    import tvm
+
+    from collage_xdsl.codegen.threads import ThreadPolicy
+
+    func = parse(UNKNOWN.split("  %u")[0] + "\n  func.return %r : tensor<4xf32>\n}")
+    for threads in (1, 2, 1):
+        compile_kernel("tvm", func, ThreadPolicy(threads))([np.ones(4, np.float32)])
+        assert tvm.runtime.num_threads() == threads

@@ -406,3 +406,18 @@ def test_tvm_thread_pool_follows_the_policy():
     for threads in (1, 2, 1):
         compile_kernel("tvm", func, ThreadPolicy(threads))([np.ones(4, np.float32)])
         assert tvm.runtime.num_threads() == threads
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_parameters_and_repeated_values_as_results(backend):
+    func = parse("""
+    func.func @passthrough(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>) {
+      %r = collage.relu %x : tensor<4xf32>
+      %c = collage.constant dense<[1.0, 2.0]> : tensor<2xf32>
+      func.return %x, %r, %r, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf32>
+    }
+    """)
+    x = np.array([-1, 2, -3, 4], np.float32)
+    outputs = compile_kernel(backend, func)([x])
+    for actual, expected in zip(outputs, [x, np.maximum(x, 0), np.maximum(x, 0), [1, 2]]):
+        np.testing.assert_array_equal(actual, expected)

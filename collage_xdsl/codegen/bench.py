@@ -1,6 +1,6 @@
 """Side-by-side compile and run times of the three codegen hooks.
 
-    python -m collage_xdsl.codegen.bench [--repeat 200] [--threads 2]
+    python -m collage_xdsl.codegen.bench [--repeat 200] [--threads 2] [--spinning]
 
 Kernels: a 3x3 conv (1x16x32x32 -> 32 channels) + relu, a 256x256 matmul, and a
 single relu on 1x16 (the per-call overhead). Runs are interleaved across backends
@@ -55,10 +55,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--spinning", action="store_true", help="let ONNX Runtime threads spin")
     args = parser.parse_args()
-    policy = ThreadPolicy.resolve(args.threads)
+    policy = ThreadPolicy(ThreadPolicy.resolve(args.threads).threads, args.spinning)
     rng = np.random.default_rng(0)
-    print(f"threads={policy.threads}, median of {args.repeat} interleaved runs")
+    print(f"threads={policy.threads}, ort spinning={policy.spinning}, "
+          f"median of {args.repeat} interleaved runs")
     print(f"{'kernel':26} {'backend':12} {'compile ms':>11} {'run us':>10}")
     for name, func in kernels(rng).items():
         x = rng.normal(size=func.function_type.inputs.data[0].get_shape()).astype(np.float32)

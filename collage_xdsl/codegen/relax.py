@@ -242,7 +242,8 @@ class TvmKernel:
     """A kernel compiled by TVM for the host CPU, run on a Relax VM."""
 
     backend = "tvm"
-    version = tvm.__version__
+    version = f"{tvm.__version__}+loopnest"
+    """The library and the default schedule: both decide what a measured cost means."""
 
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)

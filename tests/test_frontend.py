@@ -351,6 +351,30 @@ def test_single_node_matches_onnxruntime(node, opset):
     check_against_onnxruntime(model, rng.standard_normal(shape).astype(np.float32))
 
 
+def test_elementwise_and_comparison_ops():
+    chain = ["Abs", "Sqrt", "Reciprocal", "Log", "Exp", "Sigmoid", "Tanh", "Erf", "Neg"]
+    nodes = [helper.make_node(op, [f"u{i}" if i else "x"], [f"u{i + 1}"])
+             for i, op in enumerate(chain)]
+    u = f"u{len(chain)}"
+    nodes += [
+        helper.make_node("Pow", [u, "two"], ["sq"]),
+        helper.make_node("Less", ["x", "zero"], ["neg"]),
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("Equal", ["neg", "pos"], ["zero_mask"]),
+        helper.make_node("Not", ["zero_mask"], ["nonzero"]),
+        helper.make_node("Where", ["nonzero", "sq", "x"], ["w"]),
+        helper.make_node("Sub", ["w", "x"], ["d"]),
+        helper.make_node("Div", ["d", "three"], ["y"]),
+    ]
+    inits = [i64("two", 2), numpy_helper.from_array(np.zeros(1, np.float32), "zero"),
+             numpy_helper.from_array(np.full(4, 3.0, np.float32), "three")]
+    model = make(nodes, [f32("x", [3, 4])], [f32("y", [3, 4])], 13, inits)
+    x = np.array([[0.5, -1.0, 0.0, 2.0]] * 3, np.float32)
+    names = ops(check_against_onnxruntime(model, x))
+    for op in ("pow", "less", "greater", "equal", "not", "where", "sub", "div", "erf"):
+        assert f"collage.{op}" in names
+
+
 def test_layer_norm_without_bias_and_batch_norm():
     rng = np.random.default_rng(4)
     arrays = {n: rng.random(3).astype(np.float32) + 0.5 for n in ("s", "b", "m", "v", "g")}

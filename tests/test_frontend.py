@@ -321,6 +321,8 @@ def test_gemm_transposes_and_scales():
     (helper.make_node("GlobalAveragePool", ["x"], ["y"]), 11),
     (helper.make_node("LRN", ["x"], ["y"], size=3, alpha=0.001), 11),
     (helper.make_node("Flatten", ["x"], ["y"], axis=2), 11),
+    (helper.make_node("Flatten", ["x"], ["y"], axis=-1), 13),
+    (helper.make_node("Flatten", ["x"], ["y"], axis=4), 13),
     (helper.make_node("Transpose", ["x"], ["y"]), 11),
     (helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.2), 11),
     (helper.make_node("Gelu", ["x"], ["y"], approximate="tanh"), 20),

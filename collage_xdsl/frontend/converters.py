@@ -212,7 +212,10 @@ def convert_reshape(ctx: NodeContext):
 @converter("Flatten")
 def convert_flatten(ctx: NodeContext):
     src = ctx.shape(0)
-    axis = _norm(ctx, ctx.attr("axis", 1), len(src) + 1) if src else 0
+    axis = ctx.attr("axis", 1)
+    axis += len(src) if axis < 0 else 0
+    if not 0 <= axis <= len(src):
+        raise ctx.error(f"axis {ctx.attr('axis')} is out of range for rank {len(src)}")
     return [_reshape(ctx, ctx.value(0), [math.prod(src[:axis]), math.prod(src[axis:])])]
 
 

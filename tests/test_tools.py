@@ -1,0 +1,259 @@
+"""The command-line tools: `collage-opt` (xDSLOptMain with our dialects, passes and
+`.onnx` frontend) and `collage run`; bad input is one `error:` line and exit 1."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.printer import Printer
+
+from collage_xdsl.frontend import import_onnx
+from collage_xdsl.interpreter import run_module
+from collage_xdsl.tools import collage, collage_opt
+
+GOOD_MLIR = """
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %r = collage.relu %x : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+"""
+
+BAD_MLIR = """
+func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %r = collage.transpose %x {perm = array<i64: 1, 1>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  func.return %r : tensor<3x2xf32>
+}
+"""
+
+
+def _tiny_model(path: Path) -> Path:
+    """Gather(embedding, ids) -> MatMul -> Relu, plus an Equal of a bool input: one int,
+    one float and one bool input, two outputs."""
+    rng = np.random.default_rng(0)
+    table = numpy_helper.from_array(rng.standard_normal((7, 4)).astype(np.float32), "table")
+    weight = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "weight")
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["emb"], name="embed"),
+        helper.make_node("Add", ["emb", "x"], ["sum"], name="add"),
+        helper.make_node("MatMul", ["sum", "weight"], ["mm"], name="mm"),
+        helper.make_node("Relu", ["mm"], ["y"], name="relu"),
+        helper.make_node("Not", ["flag"], ["nflag"], name="not"),
+    ]
+    graph = helper.make_graph(
+        nodes, "tiny",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [5]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4]),
+         helper.make_tensor_value_info("flag", TensorProto.BOOL, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 3]),
+         helper.make_tensor_value_info("nflag", TensorProto.BOOL, [2])],
+        [table, weight],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    return _tiny_model(tmp_path / "tiny.onnx")
+
+
+@pytest.fixture
+def files(tmp_path) -> dict[str, Path]:
+    good, bad = tmp_path / "good.mlir", tmp_path / "bad.mlir"
+    good.write_text(GOOD_MLIR)
+    bad.write_text(BAD_MLIR)
+    return {"good": good, "bad": bad}
+
+
+def _no_traceback(err: str) -> None:
+    assert err.startswith("error: ")
+    assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------
+# collage-opt
+# ---------------------------------------------------------------------------
+
+
+def test_opt_prints_mlir(files, capsys):
+    assert collage_opt.main([str(files["good"])]) == 0
+    assert "collage.relu %x : tensor<2x3xf32>" in capsys.readouterr().out
+
+
+def test_opt_reads_onnx(tiny, capsys):
+    assert collage_opt.main([str(tiny)]) == 0
+    out = capsys.readouterr().out
+    assert "func.func @main(%ids: tensor<5xi64>, %x: tensor<5x4xf32>, %flag: tensor<2xi1>)" in out
+    assert "collage.gather" in out and "collage.matmul" in out and "collage.not" in out
+
+
+def test_opt_registers_our_passes_and_xdsls(files, capsys):
+    tool = collage_opt.CollageOptMain([str(files["good"])])
+    assert "collage-outline" in tool.available_passes
+    assert "canonicalize" in tool.available_passes
+    assert {"collage", "func", "builtin", "arith"} <= set(tool.ctx.registered_dialect_names)
+
+
+def test_opt_verifier_error_names_file_and_op(files, capsys):
+    assert collage_opt.main([str(files["bad"])]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "bad.mlir: perm [1, 1] is not a permutation of rank 2" in err
+    assert '%r = "collage.transpose"(%x)' in err
+
+
+def test_opt_verify_diagnostics_exits_0(files, capsys):
+    assert collage_opt.main([str(files["bad"]), "--verify-diagnostics"]) == 0
+    assert "perm [1, 1] is not a permutation" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{dir}/missing.mlir"], "No such file"),
+    (["{dir}/good.mlir", "-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
+    (["{dir}/good.mlir", "-p", "collage-outline{"], "Error parsing pass pipeline"),
+    (["{dir}/notes.txt"], "Unrecognized file extension 'txt'"),
+])
+def test_opt_errors(files, capsys, argv, message):
+    (files["good"].parent / "notes.txt").write_text("hello")
+    argv = [a.replace("{dir}", str(files["good"].parent)) for a in argv]
+    assert collage_opt.main(argv) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert message in err
+
+
+def test_opt_bad_onnx_names_file_and_node(tmp_path, capsys):
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x08\x01\x12\x00nonsense")
+    assert collage_opt.main([str(garbage)]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "garbage.onnx: not a readable ONNX model" in err
+
+    node = helper.make_node("Frobnicate", ["a"], ["b"], name="frob")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph), tmp_path / "frob.onnx")
+    assert collage_opt.main([str(tmp_path / "frob.onnx")]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "frob.onnx" in err and "node 'frob' (Frobnicate)" in err
+
+
+def test_opt_version(capsys):
+    with pytest.raises(SystemExit):
+        collage_opt.main(["--version"])
+    assert capsys.readouterr().out.startswith("collage-opt 0.")
+
+
+# ---------------------------------------------------------------------------
+# collage run
+# ---------------------------------------------------------------------------
+
+
+def test_run_and_check_onnx(tiny, capsys):
+    assert collage.main(["run", str(tiny), "--check"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("y: shape=[5, 3] dtype=float32 min=")
+    assert lines[1].startswith("nflag: shape=[2] dtype=bool")
+    assert lines[2].startswith("check: 2 output(s) match onnxruntime")
+
+
+def test_run_is_seeded(tiny, capsys):
+    outs = []
+    for seed in (1, 1, 2):
+        assert collage.main(["run", str(tiny), "--seed", str(seed)]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] != outs[2]
+
+
+def test_random_inputs_fit_their_uses(tiny):
+    model = collage.load_model(tiny)
+    ids, x, flag = collage.random_inputs(model, seed=0)
+    assert ids.dtype == np.int64 and ids.min() >= 0 and ids.max() < 7
+    assert x.dtype == np.float32 and x.shape == (5, 4)
+    assert flag.dtype == np.bool_
+
+
+def test_run_inputs_and_output_files(tiny, tmp_path, capsys):
+    ids = np.array([6, 0, 1, 2, 6])
+    x = np.ones((5, 4), np.float32)
+    flag = np.array([True, False])
+    np.savez(tmp_path / "named.npz", ids=ids, x=x, flag=flag)
+    np.savez(tmp_path / "positional.npz", ids, x, flag)
+    expected = run_module(import_onnx(tiny), [ids, x, flag])
+    for inputs in ("named.npz", "positional.npz"):
+        out = tmp_path / f"out_{inputs}"
+        assert collage.main(["run", str(tiny), "--inputs", str(tmp_path / inputs),
+                             "--output", str(out), "--check"]) == 0
+        saved = np.load(out)
+        assert saved.files == ["y", "nflag"]
+        np.testing.assert_array_equal(saved["y"], expected[0])
+        np.testing.assert_array_equal(saved["nflag"], ~flag)
+    capsys.readouterr()
+
+
+def test_run_mlir(files, capsys):
+    assert collage.main(["run", str(files["good"])]) == 0
+    assert capsys.readouterr().out.startswith("output0: shape=[2, 3] dtype=float32 min=0 ")
+
+
+def test_check_reports_a_mismatch(tiny, capsys, monkeypatch):
+    real = collage.onnxruntime_outputs
+    monkeypatch.setattr(collage, "onnxruntime_outputs",
+                        lambda *a: [o + 1 if o.dtype == np.float32 else o for o in real(*a)])
+    assert collage.main(["run", str(tiny), "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "error: mismatch: y: 15 of 15 elements differ from onnxruntime" in err
+    assert "nflag" not in err
+
+
+def test_compare():
+    a = np.array([1.0, 2.0], np.float32)
+    assert collage.compare("o", a, a + 1e-7, 1e-4, 1e-5) is None
+    assert "1 of 2 elements differ" in collage.compare("o", a, np.array([1, 3], np.float32),
+                                                       1e-4, 1e-5)
+    assert "got float32[2], onnxruntime gives float32[1, 2]" in collage.compare(
+        "o", a, a[None], 1e-4, 1e-5)
+    assert collage.compare("o", np.array([1, 2]), np.array([1, 3]), 1, 1) is not None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "{dir}/missing.onnx"], "missing.onnx: no such file"),
+    (["run", "{dir}/bad.mlir"], "bad.mlir: perm [1, 1] is not a permutation of rank 2"),
+    (["run", "{dir}/good.mlir", "--check"], "--check compares with onnxruntime"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/none.npz"], "none.npz: cannot read inputs"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/wrong.npz"], "no array for input 'x'"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/shape.npz"], "expected float32[2, 3]"),
+    (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
+])
+def test_run_errors(files, capsys, argv, message):
+    d = files["good"].parent
+    (d / "notes.txt").write_text("hello")
+    np.savez(d / "wrong.npz", y=np.zeros((2, 3), np.float32))
+    np.savez(d / "shape.npz", x=np.zeros((3, 2), np.float32))
+    assert collage.main([a.replace("{dir}", str(d)) for a in argv]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert message in err
+
+
+def test_resnet50_prints_fast_and_small():
+    path = Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"
+    module = import_onnx(path)
+    for generic in (False, True):
+        out = io.StringIO()
+        start = time.perf_counter()
+        Printer(stream=out, print_generic_format=generic).print_op(module)
+        elapsed = time.perf_counter() - start
+        assert elapsed < 1.0, f"printing ResNet-50 took {elapsed:.2f} s"
+        assert len(out.getvalue()) < 200_000

@@ -39,7 +39,7 @@ def parse(text: str) -> FuncOp:
 
 
 def random_inputs(func: FuncOp) -> list[np.ndarray]:
-    """Seeded inputs for the (tuple-free) parameters: floats in [0.1, 2), ints in [0, 3)."""
+    """Seeded inputs for the (tuple-free) parameters: floats in [0.1, 2), ints in [-3, 3)."""
     inputs = []
     for t in func.function_type.inputs.data:
         dtype = np_dtype(t.get_element_type())
@@ -48,7 +48,7 @@ def random_inputs(func: FuncOp) -> list[np.ndarray]:
         elif dtype == np.bool_:
             inputs.append(RNG.integers(0, 2, shape_of(t)).astype(bool))
         else:
-            inputs.append(RNG.integers(0, 3, shape_of(t)).astype(dtype))
+            inputs.append(RNG.integers(-3, 3, shape_of(t)).astype(dtype))
     return inputs
 
 
@@ -107,10 +107,10 @@ func.func @logic(%x: tensor<2x4xf32>, %y: tensor<2x4xf32>, %i: tensor<3xi64>) ->
   %gt = collage.greater %x, %y : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
   %ng = collage.not %gt : tensor<2x4xi1>
   %w = collage.where %lt, %x, %y : (tensor<2x4xi1>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-  %k = collage.constant dense<3.0> : tensor<2x4xf32>
+  %k = collage.constant dense<[[3.0, -3.0, 2.5, -1.5], [-3.0, 3.0, 1.0, -2.0]]> : tensor<2x4xf32>
   %m = collage.mul %x, %k : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   %ci = collage.cast %m : tensor<2x4xf32> -> tensor<2x4xi32>
-  %two = collage.constant dense<2> : tensor<2x4xi32>
+  %two = collage.constant dense<[[2, -2, 3, -3], [2, 2, -2, 5]]> : tensor<2x4xi32>
   %d = collage.div %ci, %two : (tensor<2x4xi32>, tensor<2x4xi32>) -> tensor<2x4xi32>
   %ga = collage.gather %x, %i {axis = 1 : i64} : (tensor<2x4xf32>, tensor<3xi64>) -> tensor<2x3xf32>
   %ex = collage.expand %w : tensor<2x4xf32> -> tensor<3x2x4xf32>

@@ -421,3 +421,15 @@ def test_parameters_and_repeated_values_as_results(backend):
     outputs = compile_kernel(backend, func)([x])
     for actual, expected in zip(outputs, [x, np.maximum(x, 0), np.maximum(x, 0), [1, 2]]):
         np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unsupported_element_type_is_a_compile_error(backend):
+    func = parse("""
+    func.func @bf16(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+      %r = collage.relu %x : tensor<4xbf16>
+      func.return %r : tensor<4xbf16>
+    }
+    """)
+    with pytest.raises(KernelCompileError, match=rf"{backend}: unsupported element type bf16"):
+        compile_kernel(backend, func)

@@ -86,4 +86,9 @@ def compile_kernel(
         )
     policy = ThreadPolicy.resolve(threads)
     compile_fn: Callable[[FuncOp, ThreadPolicy], CompiledKernel] = import_module(module).compile
-    return compile_fn(kernel_function(module_or_func), policy)
+    try:
+        return compile_fn(kernel_function(module_or_func), policy)
+    except KernelCompileError:
+        raise
+    except CollageError as e:  # e.g. an element type numpy and the backends lack
+        raise KernelCompileError(f"{backend_name}: {e}") from None

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import TensorType, TupleType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from collage_xdsl.codegen import KernelCompileError
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_int
 
@@ -29,7 +30,8 @@ def flat_types(types: Sequence[Attribute]) -> list[TensorType]:
         if isinstance(t, TupleType):
             flat += flat_types(t.types.data)
         else:
-            assert isinstance(t, TensorType), f"kernel values must be tensors or tuples, got {t}"
+            if not isinstance(t, TensorType):
+                raise KernelCompileError(f"kernel values must be tensors or tuples, got {t}")
             flat.append(t)
     return flat
 

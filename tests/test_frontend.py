@@ -17,7 +17,7 @@ from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects.collage import Collage, get_ints
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.interpreter import run_module
 
@@ -228,17 +228,27 @@ def test_split_variants(opset, split_attr, split_input, num_outputs, outs, dim):
     assert ops(module) == ["collage.split"]
 
 
-@pytest.mark.parametrize("opset", [9, 13])
-def test_slice_variants(opset):
+BIG = 2**63 - 1
+
+
+@pytest.mark.parametrize("opset, starts, ends, axes, steps", [
+    (9, [1, -1], [5, 0], [1, 2], None),
+    (9, [1, 0], [BIG, -1], None, None),
+    (13, [5, -1], [0, -100], [1, -1], [-2, -1]),
+    (13, [BIG, 1], [-BIG - 1, BIG], [1, 2], [-1, 2]),
+])
+def test_slice_variants(opset, starts, ends, axes, steps):
     if opset == 9:
-        node = helper.make_node("Slice", ["x"], ["y"], starts=[1, -1], ends=[5, 0], axes=[1, 2])
-        inits = []
+        attrs = {"starts": starts, "ends": ends, **({"axes": axes} if axes else {})}
+        node, inits = helper.make_node("Slice", ["x"], ["y"], **attrs), []
     else:
         node = helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])
-        inits = [i64("s", [5, -1]), i64("e", [0, -100]), i64("a", [1, -1]), i64("st", [-2, -1])]
+        inits = [i64("s", starts), i64("e", ends), i64("a", axes), i64("st", steps)]
     model = make([node], [f32("x", [2, 6, 4])], [f32("y", None)], opset, inits)
     module = check_against_onnxruntime(model, X)
     assert ops(module) == ["collage.slice"]
+    (op,) = [op for op in module.walk() if op.name == "collage.slice"]
+    assert all(abs(v) <= 7 for v in get_ints(op.starts) + get_ints(op.ends))  # dims <= 6
 
 
 @pytest.mark.parametrize("opset, shape, allowzero, expected", [

@@ -292,6 +292,11 @@ def convert_slice(ctx: NodeContext):
         ends = [int(v) for v in ctx.const(2, "ends")]
         axes = [int(v) for v in ctx.const(3, "axes")] if ctx.has(3) else list(range(len(starts)))
         steps = [int(v) for v in ctx.const(4, "steps")] if ctx.has(4) else [1] * len(starts)
+    shape = ctx.shape(0)
+    dims = [shape[_norm(ctx, a, len(shape))] for a in axes]
+    # clamping to [-dim-1, dim] keeps the meaning and drops INT64_MAX-style sentinels
+    starts = [min(max(s, -d - 1), d) for s, d in zip(starts, dims)]
+    ends = [min(max(e, -d - 1), d) for e, d in zip(ends, dims)]
     return [ctx.emit(C.SliceOp, ctx.value(0), starts, ends, axes, steps)]
 
 

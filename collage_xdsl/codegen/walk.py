@@ -51,7 +51,8 @@ def unflatten(types: Sequence[Attribute], flat: Sequence[V]) -> list:
     for t in types:
         n = len(flat_types([t]))
         group, rest = rest[:n], rest[n:]
-        values.append(tuple(unflatten(t.types.data, group)) if isinstance(t, TupleType) else group[0])
+        is_tuple = isinstance(t, TupleType)
+        values.append(tuple(unflatten(t.types.data, group)) if is_tuple else group[0])
     return values
 
 

@@ -41,16 +41,16 @@ class _Builder:
         return name
 
     def weight(self, *shape: int, scale: float | None = None) -> str:
-        scale = 1.0 / math.sqrt(shape[0] if len(shape) == 2 else math.prod(shape[1:])) \
-            if scale is None else scale
+        """Normal weights, by default scaled by 1/sqrt(fan-in) (rows of an [in, out] matrix,
+        else the trailing dimensions)."""
+        if scale is None:
+            scale = 1.0 / math.sqrt(shape[0] if len(shape) == 2 else math.prod(shape[1:]))
         return self.const((self.rng.standard_normal(shape) * scale).astype(np.float32))
 
-    def op(self, op_type: str, *inputs: str, outputs: int = 1, **attrs) -> str:
-        names = [self.fresh(op_type.lower()) for _ in range(outputs)]
-        self.nodes.append(
-            helper.make_node(op_type, list(inputs), names, name=names[0], **attrs)
-        )
-        return names[0]
+    def op(self, op_type: str, *inputs: str, **attrs) -> str:
+        name = self.fresh(op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [name], name=name, **attrs))
+        return name
 
     def model(self, name: str, inputs, outputs, opset: int) -> onnx.ModelProto:
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.initializers)

@@ -126,18 +126,21 @@ class WeightStore:
         self.root = root
         self._memory: dict[str, np.ndarray] = {}
 
-    def key(self, array: np.ndarray) -> str:
+    @staticmethod
+    def key(array: np.ndarray, stored: np.ndarray) -> str:
+        """The content key: dtype, shape and the stored data (one value for a splat)."""
         h = hashlib.blake2b(digest_size=16)
         h.update(f"{array.dtype.str}{array.shape}".encode())
-        h.update(np.ascontiguousarray(array).tobytes())
+        h.update(stored.data)
         return h.hexdigest()
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npy"
 
     def put(self, array: np.ndarray) -> str:
-        stored = array.reshape(-1)[:1] if is_splat(array) else np.ascontiguousarray(array)
-        key = self.key(array)
+        array = np.ascontiguousarray(array)
+        stored = array.reshape(-1)[:1] if is_splat(array) else array
+        key = self.key(array, stored)
         self._memory[key] = array
         path = self.path(key)
         if not path.exists():

@@ -32,7 +32,7 @@ from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tensors import np_dtype, shape_of
-from collage_xdsl.tools.collage_opt import diagnostic_message
+from collage_xdsl.tools.collage_opt import diagnostic_message, read_onnx
 
 # ---------------------------------------------------------------------------
 # Loading a model
@@ -65,12 +65,8 @@ def load_model(path: str | Path) -> LoadedModel:
     if not path.is_file():
         raise CollageError(f"{path}: no such file")
     if path.suffix == ".onnx":
-        import onnx
-
-        from collage_xdsl.frontend import import_onnx
-
-        module = import_onnx(path)
-        graph = onnx.load(path, load_external_data=False).graph
+        module, proto = read_onnx(path.read_bytes(), str(path))
+        graph = proto.graph
         initializers = {t.name for t in graph.initializer}
         inputs = [i.name for i in graph.input if i.name not in initializers]
         outputs = [o.name for o in graph.output]

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import (
@@ -28,6 +28,9 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError
 from collage_xdsl.passes import get_all_passes
+
+if TYPE_CHECKING:
+    import onnx
 
 
 class CollageOptMain(xDSLOptMain):
@@ -56,19 +59,7 @@ class CollageOptMain(xDSLOptMain):
 
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
         """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
-        import onnx
-
-        from collage_xdsl.frontend import FrontendError, import_onnx
-
-        name = self.get_input_name()
-        try:
-            model = onnx.load_model_from_string(io.read())
-        except Exception as e:  # protobuf decode errors have no common base class
-            raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
-        try:
-            return import_onnx(model)
-        except FrontendError as e:  # its message names the graph and node; add the file
-            raise FrontendError(f"{name}: {e}") from None
+        return read_onnx(io.read(), self.get_input_name())[0]
 
     def setup_pipeline(self):
         try:
@@ -83,6 +74,22 @@ class CollageOptMain(xDSLOptMain):
             super().apply_passes(prog)
         except CollageError as e:
             raise PassFailedException(str(e)) from None
+
+
+def read_onnx(data: bytes, name: str) -> tuple[ModuleOp, onnx.ModelProto]:
+    """Import the serialized ONNX model `data` read from `name` (named in every error)."""
+    import onnx
+
+    from collage_xdsl.frontend import FrontendError, import_onnx
+
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as e:  # protobuf decode errors have no common base class
+        raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
+    try:
+        return import_onnx(model), model
+    except FrontendError as e:  # its message names the graph and node; add the file
+        raise FrontendError(f"{name}: {e}") from None
 
 
 def _error(message: str) -> int:

@@ -20,7 +20,7 @@ import os
 import platform
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from collage_xdsl.cost import Cost
@@ -198,3 +198,19 @@ class CachedCostEstimator(CostEstimator):
             found = self.inner.measure(request)
             self.db.put(request.key, request.backend, version, found)
         return found
+
+    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
+        """Look every kernel up first; the misses go to ``inner`` together, and each
+        result is stored as soon as it comes back."""
+        keys = [(r.key, r.backend, self.version_of(r.backend)) for r in requests]
+        found = [self.db.get(*k) for k in keys]
+        fresh = self.inner.measure_many([r for r, f in zip(requests, found) if f is None])
+        for key, f in zip(keys, found):
+            if f is None:
+                f = next(fresh)
+                self.db.put(*key, f)
+            yield f
+
+    def close(self) -> None:
+        """Closes ``inner`` (the database belongs to the caller)."""
+        self.inner.close()

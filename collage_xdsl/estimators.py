@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
+from xdsl.ir import SSAValue
 
 from collage_xdsl.cost import Cost
+from collage_xdsl.dialects.collage import GatherOp, get_int
 from collage_xdsl.errors import CollageError
 from collage_xdsl.index_set import count
 from collage_xdsl.subgraph import SubGraph
@@ -80,6 +82,11 @@ class CostEstimator(ABC):
     def _measure(self, request: KernelRequest) -> Measurement:
         """Cost one kernel not seen before."""
 
+    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
+        """Cost distinct kernels not seen before, yielding in order; estimators that
+        measure several at once (or look them up together) override this."""
+        return map(self._measure, requests)
+
     def measure(self, request: KernelRequest) -> Measurement:
         memo_key = (request.key, request.backend)
         found = self._memo.get(memo_key)
@@ -87,12 +94,31 @@ class CostEstimator(ABC):
             found = self._memo[memo_key] = self._measure(request)
         return found
 
+    def measure_many(self, requests: Iterable[KernelRequest]) -> Iterator[Measurement]:
+        """Batch API: every request's measurement, in order, each as soon as it is known;
+        the kernels not seen before go to `_measure_many` together, each once."""
+        requests = list(requests)
+        new: dict[tuple[str, str], KernelRequest] = {}
+        for r in requests:
+            memo_key = (r.key, r.backend)
+            if memo_key not in self._memo:
+                new.setdefault(memo_key, r)
+        fresh = iter(self._measure_many(list(new.values())))
+        for r in requests:
+            memo_key = (r.key, r.backend)
+            if memo_key not in self._memo:
+                self._memo[memo_key] = next(fresh)
+            yield self._memo[memo_key]
+
     def estimate(self, request: KernelRequest) -> Cost:
         return self.measure(request).cost
 
     def estimate_all(self, requests: Iterable[KernelRequest]) -> list[Cost]:
-        """Batch API: the cost of every request, in order."""
-        return [self.estimate(r) for r in requests]
+        """Batch API: the cost of every request, in order (see `measure_many`)."""
+        return [m.cost for m in self.measure_many(requests)]
+
+    def close(self) -> None:
+        """Release what the estimator holds (worker processes, ...); nothing by default."""
 
 
 def parse_mock_costs(text: str) -> dict[str, float]:
@@ -135,22 +161,32 @@ CompileHook = Callable[[ModuleOp, str], Callable[..., Any]]
 
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    """Random arguments for the (first) function of a kernel module."""
+    """Random arguments for the (first) function of a kernel module: floats ~ N(0, 1),
+    random bools, integers in [0, 4) (within the axis when they index a gather)."""
     func = next((op for op in module.body.ops if isinstance(op, FuncOp)), None)
     if func is None:
         raise CollageError("kernel module has no func.func to run")
     rng = np.random.default_rng(seed)
     arrays = []
-    for t in func.function_type.inputs.data:
+    for t, arg in zip(func.function_type.inputs.data, func.body.block.args):
         dtype = np_dtype(t.get_element_type())
         shape = shape_of(t)
         if dtype == np.bool_:
             arrays.append(rng.random(shape) < 0.5)
         elif np.issubdtype(dtype, np.integer):
-            arrays.append(rng.integers(0, 4, shape).astype(dtype))
+            arrays.append(rng.integers(0, _index_bound(arg, 4), shape).astype(dtype))
         else:
             arrays.append(rng.standard_normal(shape).astype(dtype))
     return arrays
+
+
+def _index_bound(arg: SSAValue, bound: int) -> int:
+    """``bound``, or less when ``arg`` indexes a `collage.gather` axis that is shorter."""
+    for use in arg.uses:
+        if isinstance(use.operation, GatherOp) and use.index == 1:
+            shape = shape_of(use.operation.data.type)
+            bound = min(bound, shape[get_int(use.operation.axis, 0) % len(shape)])
+    return max(bound, 1)
 
 
 class MeasuredCostEstimator(CostEstimator):
@@ -200,11 +236,11 @@ class MeasuredCostEstimator(CostEstimator):
             module = request.build()
             kernel = self.compile(module, request.backend)
         except Exception as e:  # a backend toolchain failing is a result, not a crash
-            return _invalid(f"{where}: compile failed: {type(e).__name__}: {e}")
+            return invalid_measurement(f"{where}: compile failed: {type(e).__name__}: {e}")
         try:
             inputs = list(self.make_inputs(module))
         except Exception as e:
-            return _invalid(f"{where}: could not make inputs: {type(e).__name__}: {e}")
+            return invalid_measurement(f"{where}: could not make inputs: {type(e).__name__}: {e}")
         samples: list[float] = []
         try:
             for _ in range(self.warmup):
@@ -225,12 +261,13 @@ class MeasuredCostEstimator(CostEstimator):
                     break
                 previous = stat
         except Exception as e:
-            return _invalid(
+            return invalid_measurement(
                 f"{where}: run failed after {len(samples)} timed runs: {type(e).__name__}: {e}"
             )
         q25, q75 = np.percentile(samples, [25, 75])
         return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(samples))
 
 
-def _invalid(reason: str) -> Measurement:
+def invalid_measurement(reason: str) -> Measurement:
+    """An Invalid measurement keeping its reason."""
     return Measurement(Cost.invalid(reason), reason=reason)

@@ -7,7 +7,9 @@ Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates`
 `backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `test-ops`,
 `test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
 costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
-or `estimator=measured`: compiled through the codegen hooks and timed; `cost-db=PATH`
+or `estimator=measured`: compiled through the backends' codegen and timed in worker
+processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`
+seconds per kernel; `cost-db=PATH`
 keeps costs between runs; `launch-penalty` seconds per kernel), and Phase 4: the chosen
 sub-graphs become `collage.kernel` regions (`coalesce=true` merges touching kernels of
 one backend, see `collage_xdsl.partition`). `explain=PATH.json` writes the report of
@@ -31,7 +33,7 @@ After (`backends=tvm,test test-ops=relu,add mock-costs="tvm:2,test:1"`):
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -46,7 +48,6 @@ from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import (
     CostEstimator,
-    MeasuredCostEstimator,
     MockCostEstimator,
     kernel_request,
     parse_mock_costs,
@@ -58,19 +59,9 @@ from collage_xdsl.search import search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
 
-def measured_compile_hook() -> Callable:
-    """`compile(kernel_module, backend) -> callable(*inputs)` through `collage_xdsl.codegen`."""
-    from collage_xdsl.codegen import compile_kernel
-
-    def compile(module: ModuleOp, backend: str):
-        kernel = compile_kernel(backend, module)
-        return lambda *inputs: kernel(list(inputs))
-
-    return compile
-
-
 def make_estimator(
-    specs: Sequence[PartitionSpec], estimator: str, mock_costs: str, cost_db: str | None
+    specs: Sequence[PartitionSpec], estimator: str, mock_costs: str, cost_db: str | None,
+    measure_workers: int = 1, measure_timeout: float = 120.0,
 ) -> tuple[CostEstimator, CostDatabase | None]:
     """The estimator the options ask for, wrapped in the cost database when given one."""
     if estimator == "mock":
@@ -85,7 +76,9 @@ def make_estimator(
                 f"{', '.join(repr(m) for m in missing)} (hooks exist for "
                 f"{', '.join(sorted(BACKENDS))}); use estimator=mock for toy backends"
             )
-        inner = MeasuredCostEstimator(measured_compile_hook())
+        from collage_xdsl.measure import WorkerCostEstimator
+
+        inner = WorkerCostEstimator(workers=measure_workers, timeout_s=measure_timeout)
     else:
         raise CollageError(
             f"collage-partition: unknown estimator {estimator!r} (mock or measured)"
@@ -111,6 +104,8 @@ class CollagePartitionPass(ModulePass):
     byoc_max_regions: bool = True
     launch_penalty: float = 0.0
     cost_db: str | None = None
+    measure_workers: int = 1
+    measure_timeout: float = 120.0
     coalesce: bool = True
     explain: str | None = None
     explain_table: str | None = None
@@ -144,7 +139,8 @@ class CollagePartitionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         specs = self.specs()
-        estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db)
+        estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db,
+                                       self.measure_workers, self.measure_timeout)
         configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
 
         def valid(sub: SubGraph, backend: str) -> bool:
@@ -162,6 +158,10 @@ class CollagePartitionPass(ModulePass):
                 hits0, misses0 = (db.stats()["hits"], db.stats()["misses"]) if db else (0, 0)
                 graph = DataflowGraph(func)
                 candidates = generate_candidates(graph, specs)
+                estimator.estimate_all(  # all at once: measured in parallel, one progress bar
+                    kernel_request(c.sub_graph, c.spec.name)
+                    for c in candidates if c.spec.backend is not None
+                )
                 result = search_candidates(graph, candidates, estimator,
                                            launch_penalty=self.launch_penalty)
                 kernels = [Kernel(c.sub_graph, c.spec.name, cost_of(c).seconds)
@@ -180,6 +180,7 @@ class CollagePartitionPass(ModulePass):
                     ))
                 partition(graph, kernels)
         finally:
+            estimator.close()
             if db is not None:
                 db.close()
         if reports:

@@ -1,0 +1,344 @@
+"""Measuring candidate kernels in worker processes: a crashing toolchain costs one Invalid
+kernel, never the compiler.
+
+    estimator = WorkerCostEstimator(workers=1, timeout_s=120)
+    costs = estimator.estimate_all(requests)   # KernelRequests; new kernels go to the pool
+    estimator.close()                          # or use it as a context manager
+
+Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process as IR
+text. Large weights travel by reference (``#collage.weight<"key">``): the worker reads them
+from the parent's on-disk WeightStore, whose root it is given (``WeightStore.put`` writes
+every weight to disk, also those the frontend creates in memory). The worker parses the
+module, compiles it through the compile hook (default :func:`compile_with_codegen`:
+``collage_xdsl.codegen.compile_kernel``), makes random inputs
+(``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it
+with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics and frees
+the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
+database starts none.
+
+Failures are results, never exceptions: a compile or run error is Invalid with its
+reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker
+crashed: signal 11 (SIGSEGV)") and a fresh worker takes the next one; a kernel that takes
+longer than ``timeout_s`` (compile and measurement) is Invalid ("timed out ...") and its
+worker is killed and replaced. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
+only, never with ``progress=False``).
+
+Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
+
+* **One worker by default.** Two kernels timed at once on this 2-core machine share the
+  cores and each looks slower than it is, by an amount that depends on the other one.
+  With ``workers=n`` each worker gets ``cpus // n`` threads (at least 1) unless
+  ``threads`` says otherwise, so the pools never oversubscribe the cores.
+* **Explicit, equal thread counts** for every backend (ONNX Runtime intra-op = threads,
+  inter-op 1; OpenVINO ``INFERENCE_NUM_THREADS`` = threads, one stream; TVM's pool sized
+  to threads; ``COLLAGE_THREADS`` is set in the worker), so costs of different backends
+  compare like with like and match what the runtime runs with (the same policy).
+* **ONNX Runtime spinning off.** A worker measures kernels of all backends one after
+  another; spinning ORT threads would keep burning the cores during the next OpenVINO or
+  TVM measurement (measured here: it flips which of ORT and OpenVINO looks faster).
+* The parent runs no kernels while it waits for the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func
+from xdsl.parser import Parser
+
+from collage_xdsl.codegen import CompiledKernel, compile_kernel
+from collage_xdsl.codegen.threads import ThreadPolicy, host_cpus
+from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import (
+    CostEstimator,
+    KernelRequest,
+    MeasuredCostEstimator,
+    Measurement,
+    invalid_measurement,
+)
+from collage_xdsl.tensors import weight_store
+
+WorkerCompileHook = Callable[[ModuleOp, str, ThreadPolicy], CompiledKernel]
+"""``compile(kernel_module, backend, policy) -> CompiledKernel``; runs in the worker, so it
+must be picklable (a module-level function)."""
+
+PROGRESS_DELAY_S = 2.0
+"""A measurement run shorter than this shows no progress bar."""
+
+
+def compile_with_codegen(module: ModuleOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
+    """The default hook: ``collage_xdsl.codegen.compile_kernel``."""
+    return compile_kernel(backend, module, policy)
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """The timing statistics of :class:`MeasuredCostEstimator`, applied in the worker."""
+
+    warmup: int = 2
+    round_runs: int = 5
+    max_runs: int = 200
+    budget_s: float = 1.0
+    tolerance: float = 0.02
+    percentile: float = 50.0
+
+
+@dataclass(frozen=True)
+class _WorkerConfig:
+    compile: WorkerCompileHook
+    policy: ThreadPolicy
+    settings: MeasureSettings
+    weights_dir: str
+
+
+@dataclass(frozen=True)
+class _Job:
+    backend: str
+    key: str
+    num_ops: int
+    text: str
+
+
+_READY = "ready"
+
+
+def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
+    """The worker process: measure each job sent until ``None`` or the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
+    os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
+    ctx = Context()
+    for dialect in (Builtin, Func, Collage):
+        ctx.load_dialect(dialect)
+    compiled: list[CompiledKernel] = []
+
+    def compile(module: ModuleOp, backend: str) -> Callable[..., Any]:
+        kernel = config.compile(module, backend, config.policy)
+        compiled.append(kernel)
+        return lambda *inputs: kernel(list(inputs))
+
+    estimator = MeasuredCostEstimator(compile, **asdict(config.settings))
+    conn.send(_READY)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        request = KernelRequest(
+            job.backend, job.key, job.num_ops,
+            lambda text=job.text: Parser(ctx, text).parse_module(),
+        )
+        measurement = estimator._measure(request)
+        while compiled:
+            compiled.pop().release()
+        conn.send(measurement)
+
+
+def _exit_reason(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"signal {-exitcode} ({signal.Signals(-exitcode).name})"
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+class _Worker:
+    """One worker process and its pipe."""
+
+    def __init__(self, config: _WorkerConfig, start_timeout_s: float):
+        ctx = multiprocessing.get_context("spawn")  # no inherited library thread pools
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(
+            target=_worker_main, args=(child, config), name="collage-measure", daemon=True
+        )
+        self.process.start()
+        child.close()
+        ready = wait([self.conn, self.process.sentinel], start_timeout_s)
+        message = self._receive() if self.conn in ready else None
+        if message != _READY:
+            why = ("did not start within " f"{start_timeout_s:g} s" if not ready
+                   else f"died while starting: {_exit_reason(self.process.exitcode)}")
+            self.kill()
+            raise CollageError(f"measurement worker {why}")
+
+    def _receive(self) -> Any:
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(5)
+            return None
+
+    def send(self, job: _Job) -> None:
+        self.conn.send(job)
+
+    def result(self) -> Measurement | str:
+        """The measurement sent back, or why the worker died instead."""
+        message = self._receive()
+        if isinstance(message, Measurement):
+            return message
+        self.kill()
+        return f"worker crashed: {_exit_reason(self.process.exitcode)}"
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(5)
+        self.kill()
+
+
+class WorkerCostEstimator(CostEstimator):
+    """Measures kernels in a pool of worker processes (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        workers: int = 1,
+        timeout_s: float = 120.0,
+        threads: ThreadPolicy | int | None = None,
+        compile: WorkerCompileHook = compile_with_codegen,
+        settings: MeasureSettings = MeasureSettings(),
+        progress: bool | None = None,
+        start_timeout_s: float = 120.0,
+    ):
+        super().__init__()
+        if workers < 1:
+            raise CollageError(f"measurement: need at least one worker, not {workers}")
+        if not timeout_s > 0:
+            raise CollageError(f"measurement: timeout must be positive, not {timeout_s}")
+        if threads is None:
+            threads = max(1, host_cpus() // workers)
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self.start_timeout_s = start_timeout_s
+        self.progress = progress
+        self._config = _WorkerConfig(
+            compile, ThreadPolicy.resolve(threads), settings, str(weight_store().root)
+        )
+        self._idle: list[_Worker] = []
+        self.started = 0
+        """Worker processes started so far (restarts included)."""
+
+    def _measure(self, request: KernelRequest) -> Measurement:
+        (measurement,) = self._measure_many([request])
+        return measurement
+
+    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
+        """Measure in the pool; results come back in request order, each as soon as it and
+        all before it are done."""
+        if not requests:
+            return
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=len(requests), desc="measuring kernels", unit="kernel", file=sys.stderr,
+            delay=PROGRESS_DELAY_S, leave=False,
+            disable=not sys.stderr.isatty() if self.progress is None else not self.progress,
+        )
+        pending = deque(enumerate(requests))
+        busy: dict[_Worker, tuple[int, KernelRequest, float]] = {}
+        done: dict[int, Measurement] = {}
+        next_out = 0
+        try:
+            while next_out < len(requests):
+                while pending and len(busy) < self.workers:
+                    i, request = pending.popleft()
+                    job = _job(request)
+                    if isinstance(job, Measurement):
+                        done[i] = job
+                        continue
+                    worker = self._worker()
+                    worker.send(job)
+                    busy[worker] = (i, request, time.monotonic() + self.timeout_s)
+                if busy:
+                    self._collect(busy, done)
+                while next_out in done:
+                    bar.update()
+                    yield done.pop(next_out)
+                    next_out += 1
+        finally:
+            bar.close()
+            for worker in busy:  # abandoned mid-way: their results would be stale
+                worker.kill()
+
+    def _worker(self) -> _Worker:
+        """An idle worker still alive, else a new one."""
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.process.is_alive():
+                return worker
+            worker.kill()
+        worker = _Worker(self._config, self.start_timeout_s)
+        self.started += 1
+        return worker
+
+    def _collect(
+        self, busy: dict[_Worker, tuple[int, KernelRequest, float]], done: dict[int, Measurement]
+    ) -> None:
+        """Wait until a busy worker answers, dies or runs past its deadline."""
+        deadline = min(d for _, _, d in busy.values())
+        handles = [h for w in busy for h in (w.conn, w.process.sentinel)]
+        ready = set(wait(handles, max(0.0, deadline - time.monotonic())))
+        now = time.monotonic()
+        for worker, (i, request, worker_deadline) in list(busy.items()):
+            where = f"kernel {request.key} on {request.backend}"
+            if worker.conn in ready or worker.process.sentinel in ready:
+                outcome = worker.result()
+                if isinstance(outcome, Measurement):
+                    done[i] = outcome
+                    self._idle.append(worker)
+                else:
+                    done[i] = invalid_measurement(f"{where}: {outcome}")
+            elif now >= worker_deadline:
+                worker.kill()
+                done[i] = invalid_measurement(
+                    f"{where}: timed out after {self.timeout_s:g} s (compile and measurement)"
+                )
+            else:
+                continue
+            del busy[worker]
+
+    def close(self) -> None:
+        """Stop the idle workers."""
+        while self._idle:
+            self._idle.pop().stop()
+
+    def __enter__(self) -> WorkerCostEstimator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _job(request: KernelRequest) -> _Job | Measurement:
+    """The job for a request, or Invalid when its kernel cannot even be built."""
+    try:
+        text = str(request.build())
+    except Exception as e:  # extracting a candidate failing is that candidate's problem
+        return invalid_measurement(
+            f"kernel {request.key} on {request.backend}: could not build it: "
+            f"{type(e).__name__}: {e}"
+        )
+    return _Job(request.backend, request.key, request.num_ops, text)

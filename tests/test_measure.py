@@ -1,0 +1,149 @@
+"""Measurement in worker processes (`collage_xdsl.measure`): every backend, crashes and
+timeouts as Invalid with a restart, weights through the on-disk store, the cost database
+(a warm run starts no worker) and the Invalid path through partitioning to execution."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func, FuncOp, ReturnOp
+from xdsl.ir import Block, Region
+from xdsl.parser import Parser
+
+from collage_xdsl import tensors
+from collage_xdsl.codegen import KernelCompileError, compile_kernel
+from collage_xdsl.dialects.collage import Collage, MatmulOp
+from collage_xdsl.estimators import KernelRequest
+from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
+from collage_xdsl.tensors import constant_op, tensor_type
+
+FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05)
+T = "tensor<4x8xf32>"
+
+
+def parse(src: str) -> ModuleOp:
+    ctx = Context()
+    for d in (Builtin, Func, Collage):
+        ctx.load_dialect(d)
+    return Parser(ctx, src).parse_module()
+
+
+def unary(op: str) -> ModuleOp:
+    return parse(f"func.func @k(%x: {T}) -> {T} {{\n  %y = collage.{op} %x : {T}\n"
+                 f"  func.return %y : {T}\n}}")
+
+
+def request(op: str, backend: str = "onnxruntime") -> KernelRequest:
+    return KernelRequest(backend, op, 1, lambda: unary(op))
+
+
+# -- compile hooks run in the worker (module level, so the worker can import them) ---------
+
+
+def direct(module: ModuleOp, backend: str, policy):
+    return compile_kernel(backend, module, policy)
+
+
+def crashing(module: ModuleOp, backend: str, policy):
+    """relu: exits without a word; tanh: segfaults; sleep: hangs; anything else compiles."""
+    text = str(module)
+    if "collage.relu" in text:
+        os._exit(3)
+    if "collage.tanh" in text:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if "collage.sigmoid" in text and backend == "tvm":
+        time.sleep(60)
+    return compile_kernel(backend, module, policy)
+
+
+def no_add_on_test(module: ModuleOp, backend: str, policy):
+    """The toy `test` backend lowers through ONNX Runtime but has no lowering for add."""
+    if backend == "test":
+        if "collage.add" in str(module):
+            raise KernelCompileError("test: no lowering for collage.add")
+        backend = "onnxruntime"
+    return compile_kernel(backend, module, policy)
+
+
+# -- tests --------------------------------------------------------------------------------
+
+
+def test_worker_measures_a_small_kernel_on_each_backend():
+    requests = [request("sigmoid", b) for b in ("tvm", "onnxruntime", "openvino")]
+    with WorkerCostEstimator(compile=direct, settings=FAST, progress=False) as est:
+        measured = list(est.measure_many(requests))
+        assert est.started == 1  # one worker measured them all
+    for r, m in zip(requests, measured):
+        assert m.cost.is_known and 0 < m.cost.seconds < 0.1, (r.backend, m)
+        assert 3 <= m.runs <= 12 and m.spread >= 0 and m.reason == ""
+
+
+def test_crashing_worker_is_invalid_and_replaced():
+    requests = [request("relu"), request("exp"), request("tanh"), request("neg")]
+    with WorkerCostEstimator(compile=crashing, settings=FAST, progress=False) as est:
+        relu, exp, tanh, neg = est.measure_many(requests)
+        assert est.started == 3  # the first and the third kernel killed their worker
+    assert relu.cost.is_invalid and relu.reason == "kernel relu on onnxruntime: worker crashed: exit code 3"
+    assert tanh.cost.is_invalid and tanh.reason.endswith("worker crashed: signal 11 (SIGSEGV)")
+    assert tanh.cost.reason == tanh.reason
+    assert exp.cost.is_known and neg.cost.is_known
+
+
+def test_timeout_is_invalid_and_the_next_kernel_is_measured():
+    with WorkerCostEstimator(compile=crashing, settings=FAST, timeout_s=2, progress=False) as est:
+        started = time.monotonic()
+        hung, fine = est.measure_many([request("sigmoid", "tvm"), request("exp")])
+        assert time.monotonic() - started < 30
+        assert est.started == 2
+    assert hung.cost.is_invalid
+    assert hung.reason == "kernel sigmoid on tvm: timed out after 2 s (compile and measurement)"
+    assert fine.cost.is_known
+
+
+def test_compile_error_is_invalid_without_restart():
+    with WorkerCostEstimator(compile=no_add_on_test, settings=FAST, progress=False) as est:
+        add = KernelRequest("test", "add", 1, lambda: parse(
+            f"func.func @k(%x: {T}) -> {T} {{\n  %y = collage.add %x, %x : ({T}, {T}) -> {T}\n"
+            f"  func.return %y : {T}\n}}"))
+        bad, good = est.measure_many([add, request("relu", "test")])
+        assert est.started == 1
+    assert bad.cost.is_invalid and "KernelCompileError: test: no lowering for collage.add" in bad.reason
+    assert good.cost.is_known
+
+
+def test_worker_reads_weights_from_the_parents_store(tmp_path, monkeypatch):
+    monkeypatch.setattr(tensors, "_STORE", None)
+    monkeypatch.setenv("COLLAGE_WEIGHTS_DIR", str(tmp_path / "weights"))
+    modules = []
+    for seed in (1, 2):
+        weight = constant_op(np.random.default_rng(seed).standard_normal((8, 8)).astype("f4"))
+        x = Block(arg_types=[tensor_type((4, 8), np.float32)])
+        y = MatmulOp(x.args[0], weight.results[0])
+        x.add_ops([weight, y, ReturnOp(y.results[0])])
+        func = FuncOp("k", ([x.args[0].type], [y.results[0].type]), Region(x))
+        modules.append(ModuleOp([func]))
+    (weight, _, _) = modules[1].ops.first.body.block.ops
+    tensors.weight_store().path(weight.value.key.data).unlink()
+    monkeypatch.delenv("COLLAGE_WEIGHTS_DIR")  # the worker must be told where the store is
+    with WorkerCostEstimator(compile=direct, settings=FAST, progress=False) as est:
+        found, lost = est.measure_many(
+            [KernelRequest("onnxruntime", f"mm{i}", 1, lambda m=m: m) for i, m in enumerate(modules)]
+        )
+    assert found.cost.is_known, found.reason
+    assert lost.cost.is_invalid and "not found in" in lost.reason
+
+
+def test_abandoned_batch_kills_busy_workers():
+    est = WorkerCostEstimator(compile=crashing, settings=FAST, workers=2, progress=False)
+    results = est.measure_many([request("exp"), request("sigmoid", "tvm")])
+    assert next(results).cost.is_known  # the second worker still hangs on its kernel
+    results.close()  # the caller stopped: nothing is left running
+    est.close()
+    assert est.started == 2
+    assert not [p for p in multiprocessing.active_children() if p.name == "collage-measure"]

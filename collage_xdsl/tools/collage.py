@@ -72,7 +72,7 @@ def load_model(path: str | Path) -> LoadedModel:
         outputs = [o.name for o in graph.output]
     elif path.suffix == ".mlir":
         module = Parser(_context(), path.read_text(), str(path)).parse_module()
-        inputs = outputs = []
+        inputs = outputs = None
     else:
         raise CollageError(f"{path}: expected an .onnx model or an .mlir module")
     try:
@@ -82,12 +82,15 @@ def load_model(path: str | Path) -> LoadedModel:
     main = SymbolTable.lookup_symbol(module, "main")
     if not isinstance(main, FuncOp):
         raise CollageError(f"{path}: the module has no func.func @main")
-    args = main.body.block.args
-    if len(inputs) != len(args):
+    args, n_out = main.body.block.args, len(main.function_type.outputs.data)
+    if inputs is None or outputs is None:  # an .mlir module names only its arguments
         inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]
-    n_out = len(main.function_type.outputs.data)
-    if len(outputs) != n_out:
         outputs = [f"output{i}" for i in range(n_out)]
+    if len(inputs) != len(args) or len(outputs) != n_out:
+        raise CollageError(
+            f"{path}: @main has {len(args)} arguments and {n_out} results, the model "
+            f"{len(inputs)} inputs and {len(outputs)} outputs"
+        )
     return LoadedModel(module, main, inputs, outputs, path if path.suffix == ".onnx" else None)
 
 

@@ -4,6 +4,7 @@ timeouts as Invalid with a restart, weights through the on-disk store, the cost 
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -16,11 +17,14 @@ from xdsl.dialects.func import Func, FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from collage_xdsl import tensors
+from collage_xdsl import measure, tensors
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
-from collage_xdsl.dialects.collage import Collage, MatmulOp
-from collage_xdsl.estimators import KernelRequest
+from collage_xdsl.dialects.collage import Collage, KernelOp, MatmulOp
+from collage_xdsl.estimators import KernelRequest, random_inputs
+from collage_xdsl.interpreter import run_module
 from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
+from collage_xdsl.passes import partition as partition_pass
+from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.tensors import constant_op, tensor_type
 
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05)
@@ -62,13 +66,29 @@ def crashing(module: ModuleOp, backend: str, policy):
     return compile_kernel(backend, module, policy)
 
 
+class _Slow:
+    """A kernel that sleeps 1 ms per op before running."""
+
+    def __init__(self, kernel, ops: int):
+        self.kernel, self.ops = kernel, ops
+
+    def __call__(self, inputs):
+        time.sleep(1e-3 * self.ops)
+        return self.kernel(inputs)
+
+    def release(self) -> None:
+        self.kernel.release()
+
+
 def no_add_on_test(module: ModuleOp, backend: str, policy):
-    """The toy `test` backend lowers through ONNX Runtime but has no lowering for add."""
+    """The toy `test` backend lowers through ONNX Runtime but has no lowering for add;
+    tvm kernels are made slow (1 ms per op), so `test` would win wherever it can."""
     if backend == "test":
         if "collage.add" in str(module):
             raise KernelCompileError("test: no lowering for collage.add")
-        backend = "onnxruntime"
-    return compile_kernel(backend, module, policy)
+        return compile_kernel("onnxruntime", module, policy)
+    ops = sum(op.name.startswith("collage.") for op in module.walk())
+    return _Slow(compile_kernel(backend, module, policy), ops)
 
 
 # -- tests --------------------------------------------------------------------------------
@@ -147,3 +167,66 @@ def test_abandoned_batch_kills_busy_workers():
     est.close()
     assert est.started == 2
     assert not [p for p in multiprocessing.active_children() if p.name == "collage-measure"]
+
+
+CHAIN = f"""
+func.func @main(%x: {T}, %y: {T}) -> {T} {{
+  %a = collage.relu %x : {T}
+  %b = collage.add %a, %y : ({T}, {T}) -> {T}
+  %c = collage.sigmoid %b : {T}
+  %d = collage.mul %c, %a : ({T}, {T}) -> {T}
+  func.return %d : {T}
+}}
+"""
+
+
+def test_warm_cost_db_measures_nothing(tmp_path, monkeypatch):
+    db = str(tmp_path / "costs.sqlite")
+    runs = []
+    for run in ("cold", "warm"):
+        module = parse(CHAIN)
+        report = tmp_path / f"{run}.json"
+        CollagePartitionPass(backends=("onnxruntime", "openvino"), estimator="measured",
+                             cost_db=db, explain=str(report)).apply(Context(), module)
+        (function,) = json.loads(report.read_text())["functions"]
+        runs.append((str(module), function["estimates"], function["cost_db_hits"]))
+
+        class NoWorker:
+            def __init__(self, *args):
+                raise AssertionError("a warm run started a measurement worker")
+
+        monkeypatch.setattr(measure, "_Worker", NoWorker)
+    (cold, measured, _), (warm, remeasured, hits) = runs
+    assert measured > 0 and remeasured == 0 and hits == measured
+    assert warm == cold
+
+
+RELU_ADD_RELU = f"""
+func.func @main(%x: {T}, %y: {T}) -> {T} {{
+  %a = collage.relu %x : {T}
+  %b = collage.add %a, %y : ({T}, {T}) -> {T}
+  %c = collage.relu %b : {T}
+  func.return %c : {T}
+}}
+"""
+
+
+def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
+    """The `test` backend (relu and add, any fusion) would win everything, but it cannot
+    compile add: its kernels with an add are Invalid, the search leaves the add to tvm,
+    and the partitioned model computes what the original does."""
+    est = WorkerCostEstimator(compile=no_add_on_test, settings=FAST, progress=False)
+    monkeypatch.setattr(partition_pass, "make_estimator", lambda *args: (est, None))
+    module, reference = parse(RELU_ADD_RELU), parse(RELU_ADD_RELU)
+    CollagePartitionPass(backends=("tvm", "test"), test_ops=("relu", "add"),
+                         estimator="measured").apply(Context(), module)
+    invalid = [m for m in est._memo.values() if m.cost.is_invalid]
+    assert len(invalid) == 4  # add, relu+add, add+relu, relu+add+relu on test
+    assert all("no lowering for collage.add" in m.reason for m in invalid)
+    kernels = [(k.backend.data, [op.name for op in k.body.ops][:-1])
+               for k in module.walk() if isinstance(k, KernelOp)]
+    assert kernels == [("test", ["collage.relu"]), ("tvm", ["collage.add"]),
+                       ("test", ["collage.relu"])]
+    inputs = random_inputs(reference)
+    np.testing.assert_allclose(run_module(module, inputs)[0], run_module(reference, inputs)[0],
+                               rtol=1e-6)

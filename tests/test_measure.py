@@ -11,6 +11,7 @@ import signal
 import time
 
 import numpy as np
+import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func, FuncOp, ReturnOp
@@ -230,3 +231,20 @@ def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
     inputs = random_inputs(reference)
     np.testing.assert_allclose(run_module(module, inputs)[0], run_module(reference, inputs)[0],
                                rtol=1e-6)
+
+
+def _unbuildable() -> ModuleOp:
+    raise ValueError("no such sub-graph")
+
+
+@pytest.mark.parametrize("progress", [True, None])
+def test_progress_bar_and_unbuildable_kernels(progress, capsys, monkeypatch):
+    monkeypatch.setattr(measure, "PROGRESS_DELAY_S", 0)
+    requests = [KernelRequest("tvm", f"k{i}", 1, _unbuildable) for i in range(3)]
+    with WorkerCostEstimator(progress=progress) as est:
+        measured = list(est.measure_many(requests))
+        assert est.started == 0
+    assert all(m.reason.endswith("could not build it: ValueError: no such sub-graph")
+               for m in measured)
+    shown = "measuring kernels" in capsys.readouterr().err
+    assert shown == bool(progress)  # None: only on a TTY, and pytest's stderr is not one

@@ -27,8 +27,9 @@ Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
 
 * **One worker by default.** Two kernels timed at once on this 2-core machine share the
   cores and each looks slower than it is, by an amount that depends on the other one.
-  With ``workers=n`` each worker gets ``cpus // n`` threads (at least 1) unless
-  ``threads`` says otherwise, so the pools never oversubscribe the cores.
+  With ``workers=n`` each worker gets ``threads // n`` of the process default
+  (``COLLAGE_THREADS`` or the CPUs; at least 1) unless ``threads`` says otherwise, so the
+  pools never oversubscribe the cores.
 * **Explicit, equal thread counts** for every backend (ONNX Runtime intra-op = threads,
   inter-op 1; OpenVINO ``INFERENCE_NUM_THREADS`` = threads, one stream; TVM's pool sized
   to threads; ``COLLAGE_THREADS`` is set in the worker), so costs of different backends
@@ -58,7 +59,7 @@ from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
 from collage_xdsl.codegen import CompiledKernel, compile_kernel
-from collage_xdsl.codegen.threads import ThreadPolicy, host_cpus
+from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.dialects.collage import Collage
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import (
@@ -228,8 +229,8 @@ class WorkerCostEstimator(CostEstimator):
             raise CollageError(f"measurement: need at least one worker, not {workers}")
         if not timeout_s > 0:
             raise CollageError(f"measurement: timeout must be positive, not {timeout_s}")
-        if threads is None:
-            threads = max(1, host_cpus() // workers)
+        if threads is None:  # the process default (COLLAGE_THREADS or the CPUs), shared out
+            threads = max(1, ThreadPolicy().threads // workers)
         self.workers = workers
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s

@@ -67,6 +67,14 @@ def crashing(module: ModuleOp, backend: str, policy):
     return compile_kernel(backend, module, policy)
 
 
+def report_threads(module: ModuleOp, backend: str, policy):
+    """Fails with the thread policy the worker applies, for the test to read."""
+    raise KernelCompileError(
+        f"threads={policy.threads} spinning={policy.spinning} "
+        f"COLLAGE_THREADS={os.environ['COLLAGE_THREADS']}"
+    )
+
+
 class _Slow:
     """A kernel that sleeps 1 ms per op before running."""
 
@@ -248,3 +256,10 @@ def test_progress_bar_and_unbuildable_kernels(progress, capsys, monkeypatch):
                for m in measured)
     shown = "measuring kernels" in capsys.readouterr().err
     assert shown == bool(progress)  # None: only on a TTY, and pytest's stderr is not one
+
+
+def test_worker_thread_policy_shares_the_default_out(monkeypatch):
+    monkeypatch.setenv("COLLAGE_THREADS", "4")
+    with WorkerCostEstimator(compile=report_threads, workers=2, progress=False) as est:
+        (m,) = est.measure_many([request("relu")])
+    assert m.reason.endswith("threads=2 spinning=False COLLAGE_THREADS=2")

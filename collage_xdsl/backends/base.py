@@ -1,0 +1,165 @@
+"""Backend: what a backend declares, and the PartitionSpec derived from it (Phase 1).
+
+A backend declares its name, the ops it supports (each with an optional predicate on the
+op, e.g. "f32 only"; `None` for every op), named patterns (lowered as composites labelled
+`<backend>.<name>`), a fusion style and a maximum kernel depth. Its partition spec is
+derived, never written by hand:
+
+    seeds  = Union(Composite(<backend>.<name>, DFPattern(pattern)) for each pattern,
+                   singletons of the supported ops)
+    none:      seeds
+    tvm:       Combine(seeds, [by-kind FuseOps rules, tuple args, tuple projections])
+    arbitrary: Combine(seeds, [join anything, tuple args, tuple projections],
+                       pruned to valid unions, which loses none: see CombinePartitionRule)
+    rule   = Primitive(OnlyValid(<that>, max_exits=1, no taps, max_depth))
+    BYOC backends with max_regions: Union(rule, MaxCoalesce(supported singletons)) — the
+    maximal supported regions at any depth, as `partition_for_<backend>` would offload them.
+
+Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
+
+Lowering is not declared here: `collage_xdsl.codegen` (another module) compiles a kernel
+function for a backend by its `name`; `version` identifies the toolchain build (it is part
+of the cost-database key). A subclass for a real toolchain overrides `version`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from importlib.metadata import PackageNotFoundError, version
+
+from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.ir import Operation
+
+from collage_xdsl.candidates import PartitionSpec
+from collage_xdsl.combiners import (
+    JOIN_ANYTHING,
+    TVM_SIMPLE_RULES,
+    AllSimpleCombinerRule,
+    TupleArgCombinerRule,
+    TupleProjCombinerRule,
+)
+from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
+from collage_xdsl.patterns import Match, Pattern
+from collage_xdsl.rules import (
+    HOST_OPS,
+    CombinePartitionRule,
+    CompositePartitionRule,
+    DFPatternPartitionRule,
+    MaxCoalescePartitionRule,
+    OnlyValidPartitionRule,
+    OpCallByKindPartitionRule,
+    OpPredicatePartitionRule,
+    PartitionRule,
+    PrimitivePartitionRule,
+    UnionPartitionRule,
+)
+from collage_xdsl.subgraph import SubGraphConfig
+
+OpPredicate = Callable[[Operation], bool]
+
+REGION_CONFIG = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
+"""Maximal regions: any number of exits, taps allowed, unbounded depth."""
+
+
+class FusionStyle(str, Enum):
+    NONE = "none"
+    """Singletons and pattern matches only."""
+    TVM = "tvm"
+    """FuseOps-like: by op kind, plus tuples."""
+    ARBITRARY = "arbitrary"
+    """Any connected set of supported ops (BYOC graph compilers)."""
+
+
+@dataclass(frozen=True)
+class NamedPattern:
+    """A pattern the backend lowers as one composite, `<backend>.<name>`."""
+
+    name: str
+    pattern: Pattern
+    check: Callable[[Match], bool] | None = None
+
+
+def kernel_op_names() -> tuple[str, ...]:
+    """The dialect's graph ops that need a kernel (not constants, tuples or projections)."""
+    return tuple(
+        op.name for op in Collage.operations
+        if issubclass(op, GraphOp) and op is not ConstantOp and op.name not in HOST_OPS
+    )
+
+
+def f32_only(op: Operation) -> bool:
+    """Every floating-point operand and result of `op` is f32."""
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat):
+            if t.get_element_type().bitwidth != 32:
+                return False
+    return True
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend's declarations; `partition_spec` derives its spec from them."""
+
+    name: str
+    supported_ops: Mapping[str, OpPredicate | None] | None = None
+    """Op name -> predicate (None: always); None for every op of the dialect."""
+    patterns: tuple[NamedPattern, ...] = ()
+    fusion: FusionStyle = FusionStyle.ARBITRARY
+    max_depth: int = 8
+    byoc: bool = True
+    """Lowered by an external toolchain (offers maximal regions) rather than natively."""
+    package: str | None = field(default=None, compare=False)
+    """The Python distribution of the toolchain, for `version`."""
+
+    @property
+    def version(self) -> str:
+        """The toolchain's version (`<package>==<version>`), part of the cost-database key."""
+        if self.package is None:
+            return "0"
+        try:
+            return f"{self.package}=={version(self.package)}"
+        except PackageNotFoundError:
+            return f"{self.package}==missing"
+
+    def supports(self, op: Operation) -> bool:
+        if self.supported_ops is None:
+            return True
+        if op.name not in self.supported_ops:
+            return False
+        predicate = self.supported_ops[op.name]
+        return predicate is None or predicate(op)
+
+    def partition_spec(self, max_depth: int | None = None, max_regions: bool = True) -> PartitionSpec:
+        """The spec derived from the declarations (`max_depth` overrides the declared one)."""
+        depth = self.max_depth if max_depth is None else max_depth
+        if self.supported_ops is None:
+            ops: PartitionRule = OpCallByKindPartitionRule("")
+        else:
+            ops = OpPredicatePartitionRule("", self.supports)
+        seeds = UnionPartitionRule("", (
+            *(CompositePartitionRule(f"{self.name}.{p.name}",
+                                     DFPatternPartitionRule("", p.pattern, p.check))
+              for p in self.patterns),
+            ops,
+        ))
+        config = SubGraphConfig(max_exits=1, allow_taps=False, max_depth=depth)
+        combiners = (TupleArgCombinerRule(), TupleProjCombinerRule())
+        if self.fusion is FusionStyle.NONE:
+            combined: PartitionRule = seeds
+        elif self.fusion is FusionStyle.TVM:
+            combined = CombinePartitionRule(
+                "", seeds, (AllSimpleCombinerRule("", TVM_SIMPLE_RULES), *combiners), depth
+            )
+        else:
+            combined = CombinePartitionRule(
+                "", seeds, (AllSimpleCombinerRule("", JOIN_ANYTHING, grow=True), *combiners),
+                depth, config
+            )
+        rule: PartitionRule = OnlyValidPartitionRule("", combined, config)
+        if self.byoc and max_regions:
+            regions = MaxCoalescePartitionRule("max", ops, REGION_CONFIG)
+            rule = UnionPartitionRule("", (rule, regions))
+        return PartitionSpec(self.name, PrimitivePartitionRule("", rule), self)

@@ -1,0 +1,63 @@
+"""`collage-candidates`: print every candidate kernel (Collage Phases 1 and 2); IR unchanged.
+
+    collage-opt model.mlir -p 'collage-candidates{backends=tvm,onnxruntime tvm-max-depth=8}'
+
+For every `func.func` with a body it prints a header and one line per candidate:
+
+    // candidates @main: 7
+    tvm conv2d+add [%c, %a] kind=out_ewise_fusable label=-
+    onnxruntime onnxruntime.conv2d_bias [%c, %w, %a] kind=out_ewise_fusable label=onnxruntime.conv2d_bias
+    host host.tuple [%t] kind=tuple label=-
+
+(backend, rule path, the nodes inside by SSA name or `#index`, kind, composite label).
+Options: `backends` (registered names), `tvm-max-depth` (native backends), `byoc-max-depth`,
+`byoc-max-regions` (also offer each BYOC backend's maximal supported regions), and for
+the `test` backend `test-ops`, `test-fusion` (none, tvm, arbitrary), `test-patterns`
+(chains like `conv2d+add+relu`). `generate_candidates` gives the same list in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.passes import ModulePass
+
+from collage_xdsl.backends import gather_specs
+from collage_xdsl.candidates import generate_candidates
+from collage_xdsl.graph import DataflowGraph
+
+
+@dataclass(frozen=True)
+class CollageCandidatesPass(ModulePass):
+    """Prints the candidate kernels of every function for the enabled backends."""
+
+    name = "collage-candidates"
+
+    backends: tuple[str, ...] = ("tvm", "onnxruntime", "openvino")
+    tvm_max_depth: int = 8
+    byoc_max_depth: int = 8
+    byoc_max_regions: bool = True
+    test_ops: tuple[str, ...] = ()
+    test_fusion: str = "arbitrary"
+    test_patterns: tuple[str, ...] = ()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specs = gather_specs(
+            self.backends,
+            native_max_depth=self.tvm_max_depth,
+            byoc_max_depth=self.byoc_max_depth,
+            byoc_max_regions=self.byoc_max_regions,
+            options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
+                              "patterns": self.test_patterns}},
+        )
+        for func in op.walk():
+            if not isinstance(func, FuncOp) or func.is_declaration:
+                continue
+            graph = DataflowGraph(func)
+            candidates = generate_candidates(graph, specs)
+            print(f"// candidates @{func.sym_name.data}: {len(candidates)}")
+            for candidate in candidates:
+                print(candidate.describe(graph))

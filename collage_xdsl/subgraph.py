@@ -148,12 +148,12 @@ class SubGraph:
     @cached_property
     def depth(self) -> int:
         """The most kernel ops on one dataflow path inside (constants count 0)."""
-        nodes = self.graph.nodes
+        nodes, kernel = self.graph.nodes, self.graph.kernel_nodes
         depth: dict[int, int] = {}
         for i in bits(self.inside):
             node = nodes[i]
             below = max((depth[p] for p in node.inputs if p in depth), default=0)
-            depth[i] = below + node.needs_kernel
+            depth[i] = below + (kernel >> i & 1)  # needs_kernel, without a trait lookup
         return max(depth.values(), default=0)
 
     @cached_property

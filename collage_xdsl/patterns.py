@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    BoolAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
+    i1,
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
@@ -227,10 +227,9 @@ def _has_shape(graph: DataflowGraph, index: int, want: tuple[int | None, ...]) -
 
 def attr_value(attr: Attribute) -> Any:
     """A Python value for an attribute, to compare with `has_attr` arguments."""
-    if isinstance(attr, BoolAttr):
-        return bool(attr.value.data)
     if isinstance(attr, IntegerAttr):
-        return int(attr.value.data)
+        value = int(attr.value.data)
+        return bool(value) if attr.type == i1 else value
     if isinstance(attr, FloatAttr):
         return float(attr.value.data)
     if isinstance(attr, StringAttr):

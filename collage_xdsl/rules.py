@@ -21,7 +21,7 @@ Rule names: a base rule names each candidate after its rule name, or the op's sh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -351,3 +351,37 @@ class MaxCoalescePartitionRule(PartitionRule):
                     merged.append(c)
             regions = merged
         return [replace(c, rule_name=nest(self.name, "region")) for c in regions]
+
+
+@dataclass(frozen=True)
+class DataflowTemplatePartitionRule(PartitionRule):
+    """Candidates that follow an accelerator's hardware dataflow template (seeds/003, OPU).
+
+    The template names the stages (op names) and the links `stage -> next stages` the
+    hardware pipeline allows, e.g. `{"collage.pad": ("collage.conv2d",), "collage.conv2d":
+    ("collage.add",), "collage.add": ("collage.relu", "collage.max_pool2d")}`. A candidate
+    is every chain of ops `op1 -> op2 -> ...` along dataflow edges in which each step is
+    a template link and no stage repeats (each hardware unit is used once per pass, e.g.
+    one pad per group); singletons of template stages included. Named `name`.
+    """
+
+    name: str
+    links: Mapping[str, tuple[str, ...]]
+
+    def all_candidates(self, graph, spec):
+        stages = set(self.links) | {s for nexts in self.links.values() for s in nexts}
+        found: dict[int, None] = {}
+
+        def grow(index: int, inside: int, used: frozenset[str]) -> None:
+            found[inside] = None
+            op_name = graph.nodes[index].op.name
+            for out in graph.nodes[index].outputs:
+                op = graph.nodes[out].op
+                if op.name in self.links.get(op_name, ()) and op.name not in used:
+                    grow(out, inside | single(out), used | {op.name})
+
+        for i in bits(graph.kernel_nodes):
+            op_name = graph.nodes[i].op.name
+            if op_name in stages:
+                grow(i, single(i), frozenset({op_name}))
+        return [CandidateKernel(SubGraph(graph, inside), spec, self.name) for inside in found]

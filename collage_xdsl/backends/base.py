@@ -113,6 +113,9 @@ class Backend:
     """Lowered by an external toolchain (offers maximal regions) rather than natively."""
     package: str | None = field(default=None, compare=False)
     """The Python distribution of the toolchain, for `version`."""
+    rule: PartitionRule | None = field(default=None, compare=False)
+    """A hand-written partition rule used instead of the derived one (the design doc's
+    `fusion_spec` target attribute), e.g. a `DataflowTemplatePartitionRule`."""
 
     @property
     def version(self) -> str:
@@ -133,7 +136,10 @@ class Backend:
         return predicate is None or predicate(op)
 
     def partition_spec(self, max_depth: int | None = None, max_regions: bool = True) -> PartitionSpec:
-        """The spec derived from the declarations (`max_depth` overrides the declared one)."""
+        """The spec derived from the declarations (`max_depth` overrides the declared one),
+        or the backend's own `rule` when it has one."""
+        if self.rule is not None:
+            return PartitionSpec(self.name, self.rule, self)
         depth = self.max_depth if max_depth is None else max_depth
         if self.supported_ops is None:
             ops: PartitionRule = OpCallByKindPartitionRule("")

@@ -6,7 +6,8 @@ For every `func.func` with a body it prints a header and one line per candidate:
 
     // candidates @main: 7
     tvm conv2d+add [%c, %a] kind=out_ewise_fusable label=-
-    onnxruntime onnxruntime.conv2d_bias [%c, %w, %a] kind=out_ewise_fusable label=onnxruntime.conv2d_bias
+    onnxruntime onnxruntime.conv2d_bias [%w, %c, %b, %a] kind=out_ewise_fusable
+        label=onnxruntime.conv2d_bias                                 (one line)
     host host.tuple [%t] kind=tuple label=-
 
 (backend, rule path, the nodes inside by SSA name or `#index`, kind, composite label).

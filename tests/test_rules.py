@@ -45,7 +45,8 @@ CONV = f"""
   %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
   %a = collage.add %c, %b : ({T}, tensor<2x1x1xf32>) -> {T}
   %r = collage.relu %a : {T}
-  %m = collage.reduce_sum %r {{axes = array<i64: 2, 3>, keepdims = true}} : {T} -> tensor<1x2x1x1xf32>
+  %m = collage.reduce_sum %r {{axes = array<i64: 2, 3>, keepdims = true}}
+       : {T} -> tensor<1x2x1x1xf32>
   func.return %m : tensor<1x2x1x1xf32>"""
 CONV_ARGS = f"%x: {T}"
 

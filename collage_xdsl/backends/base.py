@@ -135,7 +135,9 @@ class Backend:
         predicate = self.supported_ops[op.name]
         return predicate is None or predicate(op)
 
-    def partition_spec(self, max_depth: int | None = None, max_regions: bool = True) -> PartitionSpec:
+    def partition_spec(
+        self, max_depth: int | None = None, max_regions: bool = True
+    ) -> PartitionSpec:
         """The spec derived from the declarations (`max_depth` overrides the declared one),
         or the backend's own `rule` when it has one."""
         if self.rule is not None:

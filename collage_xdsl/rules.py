@@ -5,14 +5,15 @@ candidates of their sub-rules. Every rule implements
 `all_candidates(graph, spec) -> list[CandidateKernel]`, candidates may overlap, and a rule
 never builds IR. The shapes the design doc describes, e.g. TVM's FuseOps:
 
-    OnlyValidPartitionRule(CombinePartitionRule(OpCallByKindPartitionRule(),
-        [AllSimpleCombinerRule(TVM_SIMPLE_RULES), TupleArgCombinerRule(), TupleProjCombinerRule(),
-         ConstantCombinerRule()], max_depth=8), SubGraphConfig(max_exits=1, max_depth=8))
+    OnlyValidPartitionRule("", CombinePartitionRule("", OpCallByKindPartitionRule(""),
+        (AllSimpleCombinerRule("", TVM_SIMPLE_RULES), TupleArgCombinerRule(),
+         TupleProjCombinerRule()), max_depth=8), SubGraphConfig(max_exits=1, max_depth=8))
 
 and pattern-based BYOC: `UnionPartitionRule` of `CompositePartitionRule(label,
-DFPatternPartitionRule(pattern))` combined with a join-anything combiner. The combiners
-live in `collage_xdsl.combiners`; the accelerator dataflow-template rule in
-`collage_xdsl.dataflow_template`.
+DFPatternPartitionRule(pattern))` combined with a join-anything combiner (the specs
+`collage_xdsl.backends.base.Backend` derives). The combiners live in
+`collage_xdsl.combiners`; `DataflowTemplatePartitionRule` (at the end) follows an
+accelerator's hardware dataflow template.
 
 Rule names: a base rule names each candidate after its rule name, or the op's short name
 (`conv2d`) when that is empty; combiners join the names of the candidates they union with

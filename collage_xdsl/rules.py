@@ -30,7 +30,7 @@ from weakref import WeakKeyDictionary
 from xdsl.ir import Operation
 
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec
-from collage_xdsl.dialects.collage import OpPatternKind
+from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, single
 from collage_xdsl.patterns import Match, Pattern, find_matches
@@ -128,8 +128,9 @@ class OpPredicatePartitionRule(PartitionRule):
 
 @dataclass(frozen=True)
 class OpCallByKindPartitionRule(PartitionRule):
-    """A singleton candidate for every op call of kind <= `max_kind` (tuples and projections
-    are not calls: `HostPartitionRule` covers them and the tuple combiners pull them in)."""
+    """A singleton candidate for every `collage` op call of kind <= `max_kind` (tuples and
+    projections are not calls: `HostPartitionRule` covers them and the tuple combiners pull
+    them in; ops of other dialects, e.g. `func.call`, are no graph operators)."""
 
     name: str
     max_kind: OpPatternKind = OpPatternKind.OPAQUE
@@ -138,7 +139,8 @@ class OpCallByKindPartitionRule(PartitionRule):
         return [
             singleton(graph, i, spec, self.name)
             for i in bits(graph.kernel_nodes)
-            if graph.nodes[i].op.name not in HOST_OPS and graph.nodes[i].kind <= self.max_kind
+            if isinstance(op := graph.nodes[i].op, GraphOp) and op.name not in HOST_OPS
+            and graph.nodes[i].kind <= self.max_kind
         ]
 
 

@@ -179,3 +179,13 @@ def test_resnet50_candidates_in_under_5_seconds():
     assert [(c.spec.name, c.inside) for c in regions] == [
         ("onnxruntime", graph.kernel_nodes), ("openvino", graph.kernel_nodes)
     ]
+
+
+def test_ops_of_other_dialects_get_no_candidate():
+    g = parse_graph("""
+  %r = collage.relu %x : tensor<2x4xf32>
+  %c = func.call @ext(%r) : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %c : tensor<2x4xf32>""",
+                    extra="func.func private @ext(tensor<2x4xf32>) -> tensor<2x4xf32>")
+    with pytest.raises(CollageError, match=r"no enabled backend supports func.call \(node %c"):
+        generate_candidates(g, gather_specs(["tvm", "onnxruntime"]))

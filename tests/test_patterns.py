@@ -14,12 +14,13 @@ from collage_xdsl.index_set import bits
 from collage_xdsl.patterns import Match, find_matches, is_constant, is_op, wildcard
 
 
-def parse_graph(body: str, args: str = "%x: tensor<2x4xf32>") -> DataflowGraph:
-    """The graph of `func.func @main(<args>) { <body> }` (body ends with func.return)."""
+def parse_graph(body: str, args: str = "%x: tensor<2x4xf32>", extra: str = "") -> DataflowGraph:
+    """The graph of `func.func @main(<args>) { <body> }` (body ends with func.return);
+    `extra` holds further top-level ops of the module."""
     ctx = Context()
     for d in (Builtin, Func, Collage):
         ctx.load_dialect(d)
-    module = Parser(ctx, f"func.func @main({args}) {{\n{body}\n}}").parse_module()
+    module = Parser(ctx, f"func.func @main({args}) {{\n{body}\n}}\n{extra}").parse_module()
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     return DataflowGraph(func)
 

@@ -9,8 +9,8 @@ Each new kernel (``KernelRequest.build()``) is printed and sent to a worker proc
 text. Large weights travel by reference (``#collage.weight<"key">``): the worker reads them
 from the parent's on-disk WeightStore, whose root it is given (``WeightStore.put`` writes
 every weight to disk, also those the frontend creates in memory). The worker parses the
-module, compiles it through the compile hook (default :func:`compile_with_codegen`:
-``collage_xdsl.codegen.compile_kernel``), makes random inputs
+module, compiles it through the compile hook (default :func:`compile_with_backend`: the
+registry's ``Backend.compile``, i.e. ``collage_xdsl.codegen.compile_kernel``), makes random inputs
 (``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it
 with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics and frees
 the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
-from collage_xdsl.codegen import CompiledKernel, compile_kernel
+from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.dialects.collage import Collage
 from collage_xdsl.errors import CollageError
@@ -79,9 +79,12 @@ PROGRESS_DELAY_S = 2.0
 """A measurement run shorter than this shows no progress bar."""
 
 
-def compile_with_codegen(module: ModuleOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
-    """The default hook: ``collage_xdsl.codegen.compile_kernel``."""
-    return compile_kernel(backend, module, policy)
+def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
+    """The default hook: the registered backend's codegen, ``Backend.compile`` (built-ins
+    and entry points; a backend registered in the parent's memory only is unknown here)."""
+    from collage_xdsl.backends import get_backend
+
+    return get_backend(backend).compile(module, policy)
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,7 @@ class WorkerCostEstimator(CostEstimator):
         workers: int = 1,
         timeout_s: float = 120.0,
         threads: ThreadPolicy | int | None = None,
-        compile: WorkerCompileHook = compile_with_codegen,
+        compile: WorkerCompileHook = compile_with_backend,
         settings: MeasureSettings = MeasureSettings(),
         progress: bool | None = None,
         start_timeout_s: float = 120.0,

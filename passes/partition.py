@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.backends import gather_specs
-from collage_xdsl.backends.base import FusionStyle
+from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
 from collage_xdsl.cost import Cost
 from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
@@ -69,7 +69,8 @@ def make_estimator(
     elif estimator == "measured":
         from collage_xdsl.codegen import BACKENDS
 
-        missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS]
+        missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS
+                   and type(s.backend).compile is Backend.compile]
         if missing:
             raise CollageError(
                 f"collage-partition: estimator=measured needs a codegen hook for backend "

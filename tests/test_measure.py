@@ -19,6 +19,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from collage_xdsl import measure, tensors
+from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import Collage, KernelOp, MatmulOp
 from collage_xdsl.estimators import KernelRequest, random_inputs
@@ -103,9 +104,20 @@ def no_add_on_test(module: ModuleOp, backend: str, policy):
 # -- tests --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("name", ["tvm", "onnxruntime", "openvino"])
+def test_backend_compiles_through_codegen_and_versions_its_kernels(name):
+    backend = get_backend(name)
+    kernel = backend.compile(unary("exp"), threads=1)
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
+    np.testing.assert_allclose(kernel([x])[0], np.exp(x), rtol=1e-5)
+    assert backend.version == f"{backend.package}=={kernel.version}"
+    with pytest.raises(KernelCompileError):
+        backend.compile(ModuleOp([]))
+
+
 def test_worker_measures_a_small_kernel_on_each_backend():
     requests = [request("sigmoid", b) for b in ("tvm", "onnxruntime", "openvino")]
-    with WorkerCostEstimator(compile=direct, settings=FAST, progress=False) as est:
+    with WorkerCostEstimator(settings=FAST, progress=False) as est:  # Backend.compile
         measured = list(est.measure_many(requests))
         assert est.started == 1  # one worker measured them all
     for r, m in zip(requests, measured):

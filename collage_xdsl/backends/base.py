@@ -17,9 +17,10 @@ derived, never written by hand:
 
 Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
 
-Lowering is not declared here: `collage_xdsl.codegen` (another module) compiles a kernel
-function for a backend by its `name`; `version` identifies the toolchain build (it is part
-of the cost-database key). A subclass for a real toolchain overrides `version`.
+Lowering is not declared here: `compile` hands the kernel function to `collage_xdsl.codegen`
+(another module), which lowers it by the backend's `name`; `version` identifies the toolchain
+build and the codegen's schedule (it is part of the cost-database key). A subclass for a
+toolchain of its own overrides `compile` and `version`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, get_type_hints
 
 from xdsl.dialects.builtin import AnyFloat, TensorType
 from xdsl.ir import Operation
@@ -56,6 +60,13 @@ from collage_xdsl.rules import (
     UnionPartitionRule,
 )
 from collage_xdsl.subgraph import SubGraphConfig
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.func import FuncOp
+
+    from collage_xdsl.codegen import CompiledKernel
+    from collage_xdsl.codegen.threads import ThreadPolicy
 
 OpPredicate = Callable[[Operation], bool]
 
@@ -99,6 +110,15 @@ def f32_only(op: Operation) -> bool:
     return True
 
 
+@cache
+def codegen_version(name: str) -> str:
+    """The `version` of the kernels `collage_xdsl.codegen` compiles for backend `name`."""
+    from collage_xdsl.codegen import BACKENDS
+
+    hook = import_module(BACKENDS[name]).compile
+    return get_type_hints(hook)["return"].version
+
+
 @dataclass(frozen=True)
 class Backend:
     """A backend's declarations; `partition_spec` derives its spec from them."""
@@ -119,13 +139,29 @@ class Backend:
 
     @property
     def version(self) -> str:
-        """The toolchain's version (`<package>==<version>`), part of the cost-database key."""
+        """The toolchain's version (`<package>==<version>`), part of the cost-database key.
+        For a backend `collage_xdsl.codegen` lowers, the version its compiled kernels report
+        (the library's own, plus the schedule for tvm; importing the library)."""
         if self.package is None:
             return "0"
+        from collage_xdsl.codegen import BACKENDS
+
+        if self.name in BACKENDS:
+            return f"{self.package}=={codegen_version(self.name)}"
         try:
             return f"{self.package}=={version(self.package)}"
         except PackageNotFoundError:
             return f"{self.package}==missing"
+
+    def compile(
+        self, kernel: ModuleOp | FuncOp, threads: ThreadPolicy | int | None = None
+    ) -> CompiledKernel:
+        """The codegen hook: lower and compile a kernel function (or its module) for this
+        backend (`collage_xdsl.codegen.compile_kernel`); a kernel it cannot compile raises
+        `KernelCompileError`, which the measured estimator turns into an Invalid cost."""
+        from collage_xdsl.codegen import compile_kernel
+
+        return compile_kernel(self.name, kernel, threads)
 
     def supports(self, op: Operation) -> bool:
         if self.supported_ops is None:

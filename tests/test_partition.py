@@ -211,3 +211,53 @@ def test_outline_shares_structurally_equal_kernels():
              if isinstance(o, CallOp)]
     assert calls == ["collage_tvm_relu", "collage_tvm_relu", "collage_onnxruntime_relu"]
     assert all("collage.kernel" in f.attributes for f in functions)
+
+
+def test_explain_report_fields(tmp_path):
+    import json
+
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    module = parse(DIAMOND)
+    report, table = tmp_path / "explain.json", tmp_path / "explain.txt"
+    CollagePartitionPass(
+        backends=("tvm", "test"), test_ops=("relu", "add", "mul"), byoc_max_regions=False,
+        mock_costs="tvm:2,test:1", launch_penalty=0.5, coalesce=False, explain=str(report),
+        explain_table=str(table),
+    ).apply(Context(), module)
+    (function,) = json.loads(report.read_text())["functions"]
+    assert function["function"] == "main"
+    assert function["candidates"] > 0 and function["estimates"] > 0
+    assert function["cost_db_hits"] == 0 and function["search_seconds"] >= 0
+    chosen = function["kernels"]
+    assert [k["backend"] for k in chosen] == [k.backend.data for k in kernels_of(module)]
+    for k, op in zip(chosen, kernels_of(module)):
+        assert k["cost"] == op.cost.value.data and k["cost_status"] == "known"
+        assert k["ops"] and len(k["nodes"]) >= len(k["ops"])
+    # the sigmoid only runs on tvm: no other backend had a candidate for it
+    (sigmoid,) = [k for k in chosen if "sigmoid" in k["ops"]]
+    assert sigmoid["backend"] == "tvm" and sigmoid["best_other"] is None
+    # add + mul: the test backend at half tvm's per-op cost
+    (add_mul,) = [k for k in chosen if k["ops"] == ["add", "mul"]]
+    assert add_mul["backend"] == "test" and add_mul["best_other"]["backend"] == "tvm"
+    assert add_mul["best_other"]["cost"] == pytest.approx(2 * add_mul["cost"])
+    # total: kernel costs plus one launch penalty per kernel (nothing coalesced here)
+    assert function["total_cost"] == pytest.approx(
+        sum(k["cost"] for k in chosen) + 0.5 * len(chosen))
+    text = table.read_text()
+    assert text.startswith("@main: ") and "best other" in text and "sigmoid" in text
+
+
+def test_explain_report_with_cost_db_hits(tmp_path):
+    import json
+
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    options = dict(backends=("tvm",), mock_costs="tvm:1", cost_db=str(tmp_path / "c.sqlite"),
+                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"))
+    CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
+    first = json.loads((tmp_path / "e.json").read_text())["functions"][0]
+    CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
+    second = json.loads((tmp_path / "e.json").read_text())["functions"][0]
+    assert first["estimates"] > 0 and first["cost_db_hits"] == 0
+    assert second["estimates"] == 0 and second["cost_db_hits"] == first["estimates"]

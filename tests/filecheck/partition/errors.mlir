@@ -1,0 +1,15 @@
+// Bad options and impossible requests end with one error line naming the reason.
+// RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu estimator=measured}' 2>&1 | filecheck %s --check-prefix=MEASURED
+// RUN: not collage-opt %s -p 'collage-partition{estimator=guess}' 2>&1 | filecheck %s --check-prefix=ESTIMATOR
+// RUN: not collage-opt %s -p 'collage-partition{backends=test test-ops=relu}' 2>&1 | filecheck %s --check-prefix=UNCOVERED
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = collage.relu %x : tensor<4xf32>
+  %b = collage.sigmoid %a : tensor<4xf32>
+  func.return %b : tensor<4xf32>
+}
+
+// No fake numbers: measuring needs a codegen hook for every enabled backend.
+// MEASURED: error: {{.*}}errors.mlir: collage-partition: estimator=measured needs a codegen hook for backend 'test'
+// ESTIMATOR: error: {{.*}}errors.mlir: collage-partition: unknown estimator 'guess' (mock or measured)
+// UNCOVERED: error: {{.*}}no enabled backend supports collage.sigmoid

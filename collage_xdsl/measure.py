@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import time
@@ -232,6 +233,13 @@ class WorkerCostEstimator(CostEstimator):
             raise CollageError(f"measurement: need at least one worker, not {workers}")
         if not timeout_s > 0:
             raise CollageError(f"measurement: timeout must be positive, not {timeout_s}")
+        try:
+            pickle.dumps(compile)
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            raise CollageError(
+                f"measurement: the compile hook {compile!r} cannot be sent to a worker "
+                f"process ({e}); use a module-level function"
+            ) from None
         if threads is None:  # the process default (COLLAGE_THREADS or the CPUs), shared out
             threads = max(1, ThreadPolicy().threads // workers)
         self.workers = workers

@@ -22,6 +22,7 @@ from collage_xdsl import measure, tensors
 from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import Collage, KernelOp, MatmulOp
+from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import KernelRequest, random_inputs
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
@@ -275,3 +276,8 @@ def test_worker_thread_policy_shares_the_default_out(monkeypatch):
     with WorkerCostEstimator(compile=report_threads, workers=2, progress=False) as est:
         (m,) = est.measure_many([request("relu")])
     assert m.reason.endswith("threads=2 spinning=False COLLAGE_THREADS=2")
+
+
+def test_compile_hook_must_reach_the_worker():
+    with pytest.raises(CollageError, match="cannot be sent to a worker process"):
+        WorkerCostEstimator(compile=lambda module, backend, policy: None)

@@ -1,0 +1,321 @@
+"""The runtime: execute an outlined module end to end on its kernels' backends.
+
+    exe = Executable(module)                    # after collage-partition + collage-outline
+    outputs = exe.run([x])
+    outputs, profile = exe.run([x], profile=True)
+    print(profile.format())                     # per-kernel time, host time
+
+`@main` calls `func.func private @collage_<backend>_<label>` kernel functions (attribute
+`collage.kernel`, backend in `collage.backend`). Each kernel function is compiled once
+through `collage_xdsl.codegen.compile_kernel` with the process's `ThreadPolicy`;
+compiled kernels are cached per process by (backend, structural hash of the function,
+thread policy), so structurally equal kernels of any module are compiled once.
+`collage.kernel` regions that were not outlined are outlined on a copy first.
+
+Everything else left in `@main` (tuples, projections, ops outside kernels) runs on the
+host through the reference interpreter's `evaluate_op`; constants are evaluated once.
+Tensors pass from one kernel to the next as the numpy arrays the libraries return,
+without copies (TVM takes 64-byte aligned arrays by DLPack, ONNX Runtime and OpenVINO
+wrap numpy buffers); a value is dropped after its last use. A module without kernels
+runs entirely on the host (`collage_xdsl.pipeline.assign` puts it on one backend).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, overload
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
+
+from collage_xdsl.codegen import CompiledKernel, compile_kernel
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.walk import flatten, unflatten
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.errors import CollageError
+from collage_xdsl.interpreter import evaluate_op, run_function
+from collage_xdsl.tensors import np_dtype, shape_of
+
+
+class ExecutionError(CollageError):
+    """A module the runtime cannot execute, or inputs that do not fit it."""
+
+
+# ---------------------------------------------------------------------------
+# Compiled kernels, cached per process
+# ---------------------------------------------------------------------------
+
+
+def kernel_key(func: FuncOp) -> str:
+    """A hex digest of a kernel function's structure: types, op names, attributes and
+    operand wiring (weights by their content key), not its name, SSA names or cost."""
+    h = hashlib.blake2b(digest_size=16)
+    numbers: dict[SSAValue, int] = {}
+
+    def block(b: Block) -> None:
+        h.update(f"^({','.join(str(a.type) for a in b.args)})".encode())
+        for a in b.args:
+            numbers[a] = len(numbers)
+        for op in b.ops:
+            attrs = sorted({**op.properties, **op.attributes}.items())
+            h.update(f"{op.name}({','.join(str(numbers[v]) for v in op.operands)})"
+                     f"{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
+                     f"->({','.join(str(r.type) for r in op.results)})".encode())
+            for r in op.results:
+                numbers[r] = len(numbers)
+            for region in op.regions:
+                h.update(b"{")
+                for inner in region.blocks:
+                    block(inner)
+                h.update(b"}")
+
+    h.update(str(func.function_type).encode())
+    block(func.body.block)
+    return h.hexdigest()
+
+
+_COMPILED: dict[tuple[str, str, ThreadPolicy], CompiledKernel] = {}
+
+
+def compiled_kernel(func: FuncOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
+    """`func` compiled for `backend`, from the process cache when an equal kernel was
+    compiled before."""
+    key = (backend, kernel_key(func), policy)
+    if key not in _COMPILED:
+        _COMPILED[key] = compile_kernel(backend, func, policy)
+    return _COMPILED[key]
+
+
+def cached_kernels() -> int:
+    """How many compiled kernels the process cache holds."""
+    return len(_COMPILED)
+
+
+# ---------------------------------------------------------------------------
+# Profiles
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelTiming:
+    """One kernel call of a profiled run."""
+
+    function: str
+    backend: str
+    seconds: float
+
+
+@dataclass
+class Profile:
+    """Where the time of one run went: each kernel call, and host-side ops."""
+
+    kernels: list[KernelTiming] = field(default_factory=list)
+    host_seconds: float = 0.0
+    total_seconds: float = 0.0
+
+    def by_backend(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for k in self.kernels:
+            totals[k.backend] = totals.get(k.backend, 0.0) + k.seconds
+        return totals
+
+    def format(self) -> str:
+        """A table: one line per kernel call, then per-backend and host totals."""
+        width = max([len(k.function) + 1 for k in self.kernels] + [24])
+        lines = [f"{'kernel':<{width}} {'backend':<12} {'ms':>9}"]
+        lines += [f"{'@' + k.function:<{width}} {k.backend:<12} {k.seconds * 1e3:>9.3f}"
+                  for k in self.kernels]
+        totals = [*((f"total {b}", s) for b, s in self.by_backend().items()),
+                  ("host ops", self.host_seconds), ("run", self.total_seconds)]
+        lines += [f"{name:<{width + 13}} {s * 1e3:>9.3f}" for name, s in totals]
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Executable
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One op of `@main`: operands and results as slots of the value table."""
+
+    op: Operation
+    kernel: CompiledKernel | None
+    """The compiled kernel a `func.call` reaches (None for host ops)."""
+    callee: FuncOp | None
+    """A non-kernel function called from `@main` (run by the interpreter)."""
+    operands: tuple[int, ...]
+    results: tuple[int, ...]
+    dying: tuple[int, ...]
+    """Slots whose last use is this step."""
+    tuples: bool
+    """Kernel operands or results include tuples (flattened for the kernel)."""
+
+
+def _has_kernels(func: FuncOp) -> bool:
+    return any(isinstance(op, C.KernelOp) for op in func.walk())
+
+
+class Executable:
+    """An outlined module ready to run: kernels compiled, host steps planned."""
+
+    def __init__(self, module: ModuleOp, *, entry: str = "main",
+                 threads: ThreadPolicy | int | None = None):
+        self.policy = ThreadPolicy.resolve(threads)
+        main = SymbolTable.lookup_symbol(module, entry)
+        if not isinstance(main, FuncOp) or main.is_declaration:
+            raise ExecutionError(f"the module has no function @{entry} with a body")
+        if _has_kernels(main):
+            from collage_xdsl.passes.outline import outline_kernels
+
+            module = module.clone()
+            outline_kernels(module)
+            main = SymbolTable.lookup_symbol(module, entry)
+            assert isinstance(main, FuncOp)
+        self.module, self.main = module, main
+        self.kernels: dict[str, CompiledKernel] = {}
+        """Compiled kernel per kernel function name."""
+        self._plan()
+
+    def _plan(self) -> None:
+        block = self.main.body.block
+        self._arg_types = []
+        for i, arg in enumerate(block.args):
+            if not isinstance(arg.type, TensorType):
+                raise ExecutionError(
+                    f"@{self.main.sym_name.data} argument {i}: {arg.type} is not a tensor"
+                )
+            self._arg_types.append((shape_of(arg.type), np_dtype(arg.type.get_element_type())))
+        slots: dict[SSAValue, int] = {a: i for i, a in enumerate(block.args)}
+        self._constants: dict[int, object] = {}
+        ops = [op for op in block.ops if not isinstance(op, ReturnOp)]
+        last: dict[int, int] = {}
+        planned: list[tuple[Operation, CompiledKernel | None, FuncOp | None]] = []
+        for op in ops:
+            for r in op.results:
+                slots[r] = len(slots)
+            if isinstance(op, C.ConstantOp):
+                (value,) = evaluate_op(op, [])
+                self._constants[slots[op.results[0]]] = value
+                continue
+            if isinstance(op, C.RegionOp):
+                raise ExecutionError(f"{op.name} outside a kernel: the runtime runs kernels "
+                                     "and host ops only")
+            kernel = callee = None
+            if isinstance(op, CallOp):
+                callee = SymbolTable.lookup_symbol(op, op.callee)
+                if not isinstance(callee, FuncOp):
+                    raise ExecutionError(f"func.call: no function {op.callee} in the module")
+                if "collage.kernel" in callee.attributes:
+                    kernel, callee = self._compile(callee), None
+            for v in (*op.results, *op.operands):  # an unused result dies at once
+                last[slots[v]] = len(planned)
+            planned.append((op, kernel, callee))
+        terminator = block.last_op
+        if not isinstance(terminator, ReturnOp):
+            raise ExecutionError(f"@{self.main.sym_name.data} does not end in func.return")
+        self._outputs = tuple(slots[v] for v in terminator.operands)
+        keep = set(self._outputs) | set(self._constants)
+        dying: list[list[int]] = [[] for _ in planned]
+        for slot, index in last.items():
+            if slot not in keep:
+                dying[index].append(slot)
+        self._steps = [
+            _Step(op, kernel, callee, tuple(slots[v] for v in op.operands),
+                  tuple(slots[r] for r in op.results), tuple(dying[i]),
+                  kernel is not None and any(
+                      isinstance(v.type, TupleType) for v in (*op.operands, *op.results)))
+            for i, (op, kernel, callee) in enumerate(planned)
+        ]
+        self._num_slots = len(slots)
+
+    def _compile(self, func: FuncOp) -> CompiledKernel:
+        name = func.sym_name.data
+        if name not in self.kernels:
+            backend = func.attributes.get("collage.backend")
+            if backend is None:
+                raise ExecutionError(f"kernel function @{name} has no collage.backend")
+            self.kernels[name] = compiled_kernel(func, backend.data, self.policy)
+        return self.kernels[name]
+
+    def _check_inputs(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        name = self.main.sym_name.data
+        if len(inputs) != len(self._arg_types):
+            raise ExecutionError(f"@{name}: expected {len(self._arg_types)} inputs, "
+                                 f"got {len(inputs)}")
+        arrays = []
+        for i, (x, (shape, dtype)) in enumerate(zip(inputs, self._arg_types)):
+            x = np.asarray(x)
+            if x.shape != shape or x.dtype != dtype:
+                raise ExecutionError(f"@{name}: input {i} must be {dtype}{list(shape)}, "
+                                     f"got {x.dtype}{list(x.shape)}")
+            arrays.append(x)
+        return arrays
+
+    @overload
+    def run(self, inputs: Sequence[np.ndarray], profile: Literal[False] = False
+            ) -> list[np.ndarray]: ...
+
+    @overload
+    def run(self, inputs: Sequence[np.ndarray], profile: Literal[True]
+            ) -> tuple[list[np.ndarray], Profile]: ...
+
+    def run(self, inputs, profile=False):
+        """The outputs of `@main` on `inputs` (and the `Profile` when `profile` is set)."""
+        started = time.perf_counter()
+        values: list = [None] * self._num_slots
+        values[: len(self._arg_types)] = self._check_inputs(inputs)
+        for slot, value in self._constants.items():
+            values[slot] = value
+        report = Profile() if profile else None
+        for step in self._steps:
+            operands = [values[s] for s in step.operands]
+            t0 = time.perf_counter() if report is not None else 0.0
+            results = self._execute(step, operands)
+            if report is not None:
+                seconds = time.perf_counter() - t0
+                if step.kernel is not None:
+                    report.kernels.append(KernelTiming(
+                        step.op.callee.string_value(), step.kernel.backend, seconds))
+                else:
+                    report.host_seconds += seconds
+            for slot, value in zip(step.results, results):
+                values[slot] = value
+            for slot in step.dying:
+                values[slot] = None
+        outputs = [_as_output(values[s]) for s in self._outputs]
+        if report is None:
+            return outputs
+        report.total_seconds = time.perf_counter() - started
+        return outputs, report
+
+    def _execute(self, step: _Step, operands: list) -> list:
+        op = step.op
+        if step.kernel is None:
+            if step.callee is not None:
+                return run_function(step.callee, operands)
+            return evaluate_op(op, operands)
+        try:
+            if not step.tuples:
+                return step.kernel(operands)
+            flat = step.kernel(flatten(operands))
+            return unflatten([r.type for r in op.results], flat)
+        except CollageError:
+            raise
+        except Exception as e:  # a backend library failing at run time
+            raise ExecutionError(f"{step.kernel.backend} kernel {op.callee}: "
+                                 f"{type(e).__name__}: {e}") from None
+
+
+def _as_output(value):
+    """Outputs the caller may keep and modify: constants and read-only views are copied."""
+    if isinstance(value, tuple):
+        return tuple(_as_output(v) for v in value)
+    return value if value.flags.writeable else value.copy()

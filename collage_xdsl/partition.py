@@ -96,9 +96,12 @@ def coalesce(
 
 
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
-    """The sub-graph's label, else its distinct op names in dataflow order (TVM style)."""
-    if kernel.sub_graph.label:
-        return kernel.sub_graph.label
+    """The sub-graph's label when it labels the whole kernel (a plain labelled sub-graph
+    or one composite covering it), else its distinct op names in dataflow order, TVM
+    style (`conv2d_add_relu`)."""
+    sub = kernel.sub_graph
+    if sub.label and all(n.inside == sub.inside for n in sub.nested):
+        return sub.label
     names: list[str] = []
     for i in bits(kernel.inside):
         node = graph.nodes[i]

@@ -150,6 +150,19 @@ def test_composites_become_nested_regions():
         "collage.constant", "collage.add", "collage.relu", "collage.yield"]
 
 
+def test_kernel_label_names_ops_when_a_composite_covers_only_part():
+    def rewrite(g: DataflowGraph):
+        sub = SubGraph(g, nodes(g, "a", "r")).with_label("add_relu")
+        sub = sub.disjoint_union(SubGraph(g, nodes(g, "s")))
+        partition(g, [Kernel(sub, "onnxruntime")])
+
+    after = check_semantics(DIAMOND, rewrite)
+    (kernel,) = kernels_of(after)
+    assert kernel.label is not None and kernel.label.data == "add_relu_sigmoid"
+    assert [o.name for o in kernel.body.block.ops if o.name != "collage.constant"] == [
+        "collage.composite", "collage.sigmoid", "collage.yield"]
+
+
 def test_overlapping_kernels_are_an_error():
     g = DataflowGraph(main_of(parse(DIAMOND)))
     with pytest.raises(PartitionError, match="overlap"):

@@ -140,6 +140,11 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]
                 f"@{graph.func.sym_name.data} is not a valid sub-graph: {why}"
             )
     plans = [(k, _ops_of(graph, k.sub_graph)) for k in kernels]
+    constants = {
+        v.owner for i in bits(covered) if graph.nodes[i].needs_kernel
+        for v in graph.nodes[i].op.operands  # type: ignore[union-attr]
+        if isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
+    }
     built: dict[int, KernelOp] = {}
     for n, (k, (ops, nested)) in sorted(
         enumerate(plans), key=lambda e: -e[1][0].inside.bit_length()
@@ -151,9 +156,10 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]
             return KernelOp(k.backend, inputs, types, region, label, cost)
 
         built[n] = _wrap(ops, nested, make)  # type: ignore[assignment]
-    body = graph.func.body.block
-    _erase_dead_constants(body)
-    _topological_sort(body)
+    for c in constants:
+        if not any(r.uses for r in c.results):
+            Rewriter.erase_op(c)
+    _topological_sort(graph.func.body.block)
     return [built[n] for n in range(len(plans))]
 
 
@@ -192,8 +198,6 @@ def _wrap(
             if o not in inner or n == last
         ]
     op_set = set(ops)
-    block = ops[0].parent_block()
-    assert block is not None
     new_block = Block()
     mapping: dict[SSAValue, SSAValue] = {}
     inputs: list[SSAValue] = []
@@ -231,12 +235,6 @@ def _wrap(
     new_block.add_op(YieldOp(exits))
     _topological_sort(new_block)
     return region_op
-
-
-def _erase_dead_constants(block: Block) -> None:
-    for op in list(block.ops):
-        if op.has_trait(ConstantLike) and all(not r.uses for r in op.results):
-            Rewriter.erase_op(op)
 
 
 def _topological_sort(block: Block) -> None:

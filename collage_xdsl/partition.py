@@ -14,10 +14,11 @@ Decisions:
 * **Host nodes stay outside.** Arguments, constants and every node no kernel covers (e.g. a
   `collage.tuple` / `collage.get_item` the search left to the host) are not wrapped.
 * **MaxCoalesce** (`coalesce`): after the search, kernels of one backend that touch are
-  merged while the union is still a valid sub-graph under that backend's
-  `SubGraphConfig` (convex: no path leaving and re-entering, max exits, max depth). The
-  merged kernel's cost is the sum of its parts' costs. Merging unions disjoint kernels, so
-  fan-out never makes kernels overlap.
+  merged while the caller's validity check accepts the union (`collage-partition`: convex
+  — no path leaving and re-entering —, any number of exits, within the backend's max
+  depth unless it offers maximal regions anyway; never for a backend that does not fuse).
+  The merged kernel's cost is the sum of its parts' costs. Merging unions disjoint
+  kernels, so fan-out never makes kernels overlap.
 
 The sub-graphs are all expressed over the original `DataflowGraph`; their ops are gathered
 before any rewriting, kernels are built downstream-first (reverse dataflow order), and the

@@ -115,12 +115,19 @@ def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
 
 def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
     """The functions of `module` a partitioner rewrites: those with a body, except kernel
-    functions that `collage-outline` made."""
-    return [
-        op for op in module.ops
-        if isinstance(op, FuncOp) and not op.is_declaration
-        and "collage.kernel" not in op.attributes
-    ]
+    functions that `collage-outline` made. A function that already holds kernel regions
+    is an error (partition once)."""
+    found = []
+    for op in module.ops:
+        if not isinstance(op, FuncOp) or op.is_declaration or "collage.kernel" in op.attributes:
+            continue
+        if any(isinstance(inner, KernelOp) for inner in op.body.walk()):
+            raise PartitionError(
+                f"@{op.sym_name.data} already holds collage.kernel regions; a function is "
+                "partitioned once"
+            )
+        found.append(op)
+    return found
 
 
 def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]:

@@ -13,3 +13,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MEASURED: error: {{.*}}errors.mlir: collage-partition: estimator=measured needs a codegen hook for backend 'test'
 // ESTIMATOR: error: {{.*}}errors.mlir: collage-partition: unknown estimator 'guess' (mock or measured)
 // UNCOVERED: error: {{.*}}no enabled backend supports collage.sigmoid
+
+// A function is partitioned once.
+// RUN: not collage-opt %s -p 'collage-fuse-ops,collage-partition{backends=tvm}' 2>&1 | filecheck %s --check-prefix=TWICE
+// TWICE: error: {{.*}}errors.mlir: @main already holds collage.kernel regions; a function is partitioned once

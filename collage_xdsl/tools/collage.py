@@ -2,10 +2,16 @@
 
     collage run model.onnx --check                    # reference interpreter vs onnxruntime
     collage run module.mlir --inputs in.npz --output out.npz
+    collage compile model.onnx --backends tvm,onnxruntime,openvino -o out/
+    collage run out/ --check --profile                # the artifact, through the runtime
+    collage explain model.onnx --backends tvm,openvino [--json]
+    collage bench model.onnx --backends tvm,onnxruntime,openvino [--json]
 
 `run` imports an ONNX model (or parses a `.mlir` module), executes `@main` with the
 numpy reference interpreter on given or seeded random inputs and prints one summary
-line per output. Every failure is an `error: ...` line on stderr and exit status 1.
+line per output; an artifact of `compile`, or a model given `--backends`, runs through
+`collage_xdsl.runtime` instead (`collage_compile`). `explain` and `bench` are in
+`collage_explain` / `collage_bench`. Every failure is an `error: ...` line on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import sys
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 
@@ -33,6 +40,9 @@ from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tensors import np_dtype, shape_of
 from collage_xdsl.tools.collage_opt import diagnostic_message, read_onnx
+from collage_xdsl.tools.collage_bench import add_bench
+from collage_xdsl.tools.collage_compile import add_compile, add_run_options
+from collage_xdsl.tools.collage_explain import add_explain
 
 # ---------------------------------------------------------------------------
 # Loading a model
@@ -198,14 +208,23 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: flo
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Execute @main of a model with the reference interpreter and summarize its outputs."""
+    """Execute @main of a model (reference interpreter) or of an artifact or a model
+    partitioned over --backends (runtime) and summarize its outputs."""
     from collage_xdsl.interpreter import run_module
 
-    model = load_model(args.model)
+    if Path(args.model).is_dir() or args.backends:  # through the runtime
+        from collage_xdsl.tools.collage_compile import load_for_runtime
+
+        model, execute = load_for_runtime(args)
+    else:
+        model = load_model(args.model)
+        execute = partial(run_module, model.module)
+    if args.profile and not (Path(args.model).is_dir() or args.backends):
+        raise CollageError("--profile times kernels: run an artifact or give --backends")
     if args.check and model.onnx_path is None:
         raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an .onnx model")
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
-    outputs = [np.asarray(o) for o in run_module(model.module, inputs)]
+    outputs = [np.asarray(o) for o in execute(inputs)]
     for name, value in zip(model.output_names, outputs):
         print(summary(name, value))
     if args.output:
@@ -224,7 +243,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="execute @main with the reference interpreter",
+    p = sub.add_parser("run", help="execute @main with the reference interpreter, or an "
+                       "artifact / a model partitioned over --backends with the runtime",
                        description=cmd_run.__doc__)
     p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
     p.add_argument("--inputs", metavar="FILE.npz",
@@ -237,10 +257,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="onnxruntime intra-op threads for --check (default 1)")
     p.add_argument("--output", metavar="FILE.npz", help="save the outputs, keyed by name")
+    add_run_options(p)
     p.set_defaults(handler=cmd_run)
 
 
-SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [add_run]
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_run, add_compile, add_explain, add_bench]
 """Each adds its sub-parser and sets `handler`: `handler(args) -> exit status`."""
 
 

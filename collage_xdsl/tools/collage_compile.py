@@ -1,0 +1,162 @@
+"""`collage compile`, and `collage run` on artifacts or with `--backends`.
+
+    collage compile model.onnx --backends tvm,onnxruntime,openvino -o model.collage
+    collage run model.collage --check             # the artifact, through the runtime
+    collage run model.onnx --backends tvm,openvino --profile
+
+`compile` partitions the model (measured estimator by default, its costs kept in the
+cost database: `--cost-db`, default under the user's cache directory), outlines the
+kernels and saves an artifact (`collage_xdsl.artifact`). `run` on an artifact loads it
+without measuring anything and compiles its kernels again; `run --backends` partitions
+first. Both execute through `collage_xdsl.runtime`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from collage_xdsl.errors import CollageError
+from collage_xdsl.pipeline import (
+    DEFAULT_BACKENDS,
+    DEFAULT_ESTIMATOR,
+    Partitioned,
+    PartitionOptions,
+    kernel_functions,
+    parse_backends,
+    partition_module,
+)
+
+# ---------------------------------------------------------------------------
+# Options shared by compile, run, explain and bench
+# ---------------------------------------------------------------------------
+
+
+def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str | None) -> None:
+    p.add_argument("--backends", default=backends_default, metavar="B1,B2,...",
+                   help="backends to partition over (" + (
+                       f"default {backends_default}" if backends_default else
+                       "when given, the model is partitioned and run on them") + ")")
+    p.add_argument("--estimator", choices=("mock", "measured"), default=DEFAULT_ESTIMATOR,
+                   help=f"how kernels are costed (default {DEFAULT_ESTIMATOR})")
+    p.add_argument("--cost-db", metavar="PATH",
+                   help="SQLite cost database of measured costs (default: the user's cache "
+                        "directory); only with --estimator measured")
+    p.add_argument("--mock-costs", default="", metavar="B:SECONDS,...",
+                   help="per-op base cost of each backend for --estimator mock")
+    p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
+                   help="cost added per kernel launch (default 0)")
+
+
+def partition_options(args: argparse.Namespace) -> PartitionOptions:
+    """The partition options of the command line (`--backends` must be set)."""
+    from collage_xdsl.cost_db import default_path
+
+    if args.estimator == "mock":
+        if args.cost_db:
+            raise CollageError("--cost-db keeps measured costs; it needs --estimator measured")
+        cost_db = None
+    else:
+        cost_db = args.cost_db or str(default_path())
+    return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
+                            cost_db=cost_db, mock_costs=args.mock_costs,
+                            launch_penalty=args.launch_penalty)
+
+
+def kernel_summary(partitioned: Partitioned) -> str:
+    """`N kernels (tvm 2, openvino 1), estimated 1.2 ms, partitioned in 0.4 s`."""
+    funcs = kernel_functions(partitioned.module)
+    per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
+    total = sum(r["total_cost"] or 0.0 for r in partitioned.report["functions"])
+    backends = ", ".join(f"{b} {n}" for b, n in sorted(per_backend.items()))
+    return (f"{len(funcs)} kernels ({backends}), estimated {total * 1e3:.4g} ms, "
+            f"partitioned in {partitioned.seconds:.2f} s")
+
+
+# ---------------------------------------------------------------------------
+# compile
+# ---------------------------------------------------------------------------
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    """Partition a model over the backends and save it as an artifact directory."""
+    from collage_xdsl.artifact import save_artifact
+    from collage_xdsl.tools.collage import load_model
+
+    options = partition_options(args)
+    model = load_model(args.model)
+    partitioned = partition_module(model.module, options)
+    out = save_artifact(args.output, partitioned.module, backends=list(options.backends),
+                        estimator=options.estimator, inputs=model.input_names,
+                        outputs=model.output_names, source=model.onnx_path,
+                        explain=partitioned.report)
+    print(f"compiled {args.model}: {kernel_summary(partitioned)} -> {out}")
+    return 0
+
+
+def add_compile(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compile", help="partition a model and save it as an artifact",
+                       description=__doc__)
+    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
+    add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="the artifact directory to write")
+    p.set_defaults(handler=cmd_compile)
+
+
+# ---------------------------------------------------------------------------
+# run through the runtime
+# ---------------------------------------------------------------------------
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options `collage run` takes for the runtime (partitioning, profiling)."""
+    add_partition_options(p, backends_default=None)
+    p.add_argument("--profile", action="store_true",
+                   help="print each kernel's time (artifacts and --backends only)")
+
+
+def load_for_runtime(args: argparse.Namespace):
+    """The model `collage run` executes through the runtime (an artifact directory, or a
+    model partitioned over `--backends`), and `execute(inputs) -> outputs`."""
+    from collage_xdsl.runtime import Executable
+    from collage_xdsl.tools.collage import LoadedModel, load_model
+
+    path = Path(args.model)
+    if not path.is_dir():
+        model = load_model(path)
+        executable = Executable(partition_module(model.module, partition_options(args)).module)
+        return model, _executor(executable, args.profile)
+    from collage_xdsl.artifact import backend_versions, load_artifact
+
+    if args.backends:
+        raise CollageError(f"{path}: an artifact is already partitioned; drop --backends")
+    artifact = load_artifact(path)
+    saved = artifact.manifest.get("backend_versions", {})
+    for backend, now in backend_versions(list(saved)).items():
+        if saved[backend] != now:
+            print(f"warning: {path}: compiled with {saved[backend]}, running with {now}",
+                  file=sys.stderr)
+    executable = Executable(artifact.module)
+    model = LoadedModel(artifact.module, executable.main, artifact.input_names,
+                        artifact.output_names, artifact.source_model())
+    if args.check and model.onnx_path is None:
+        raise CollageError(f"{path}: --check needs the artifact's source model, which is "
+                           "missing or changed")
+    return model, _executor(executable, args.profile)
+
+
+def _executor(executable, profile: bool) -> Callable[[Sequence[np.ndarray]], list]:
+    def execute(inputs: Sequence[np.ndarray]) -> list:
+        if not profile:
+            return executable.run(inputs)
+        outputs, report = executable.run(inputs, profile=True)
+        print(report.format(), end="")
+        return outputs
+
+    return execute

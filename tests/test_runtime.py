@@ -1,0 +1,274 @@
+"""The runtime: outlined modules run end to end on real backends and match the references.
+
+The MNIST CNN, the MLP and the transformer encoder run with each backend forced alone
+(`collage-assign`), partitioned over all three (mock estimator), and with one kernel per
+op spread round-robin over all three (every hand-over between libraries), against the
+reference interpreter and ONNX Runtime on the whole model. Behind `--full`: the light
+model-zoo models the same way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx.backend.test.case.model import collect_testcases
+from onnx.backend.test.runner import Runner
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, StringAttr
+from xdsl.dialects.func import Func
+from xdsl.parser import Parser
+
+from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.frontend import import_onnx
+from collage_xdsl.interpreter import run_module
+from collage_xdsl.passes.assign import CollageAssignPass
+from collage_xdsl.passes.outline import CollageOutlinePass
+from collage_xdsl.pipeline import (
+    PartitionOptions,
+    assign_module,
+    kernel_functions,
+    partition_module,
+)
+from collage_xdsl.runtime import ExecutionError, Executable, cached_kernels, kernel_key
+
+BACKENDS = ("tvm", "onnxruntime", "openvino")
+MODELS = ("mnist_cnn", "mlp", "transformer_encoder")
+MOCK = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2")
+
+_spec = importlib.util.spec_from_file_location(
+    "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
+)
+make_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_models)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """name -> (imported module, seeded inputs, interpreter outputs, onnxruntime outputs)."""
+    directory = tmp_path_factory.mktemp("models")
+    cache = {}
+
+    def get(name: str):
+        if name not in cache:
+            model = onnx.load(make_models.ensure_model(name, directory))
+            feeds = seeded_inputs(model)
+            module = import_onnx(model)
+            cache[name] = (module, feeds, run_module(module, feeds), onnxruntime(model, feeds))
+        return cache[name]
+
+    return get
+
+
+def seeded_inputs(model: onnx.ModelProto, seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = []
+    for x in model.graph.input:
+        shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
+        if x.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            feeds.append(rng.standard_normal(shape, dtype=np.float32))
+        else:
+            high = 1000 if x.name == "input_ids" else 2
+            feeds.append(rng.integers(0, high, shape, dtype=np.int64))
+    return feeds
+
+
+def onnxruntime(model: onnx.ModelProto, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    return session.run(None, dict(zip(names, feeds)))
+
+
+def assert_matches(outputs, *references, rtol=1e-4, atol=1e-5):
+    for reference in references:
+        assert len(outputs) == len(reference)
+        for got, want in zip(outputs, reference):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def backends_of(module) -> set[str]:
+    return {f.attributes["collage.backend"].data for f in kernel_functions(module)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", MODELS)
+def test_model_on_one_backend(example, name, backend):
+    module, feeds, reference, ort_outputs = example(name)
+    assigned = assign_module(module, backend)
+    assert backends_of(assigned) == {backend}
+    assert_matches(Executable(assigned).run(feeds), reference, ort_outputs)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_partitioned_over_all_three(example, name):
+    module, feeds, reference, ort_outputs = example(name)
+    partitioned = partition_module(module, MOCK)
+    assert backends_of(partitioned.module) <= set(BACKENDS)
+    assert partitioned.report["functions"][0]["kernels"]
+    assert_matches(Executable(partitioned.module).run(feeds), reference, ort_outputs)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_kernels_hand_tensors_between_all_three_backends(example, name):
+    """One kernel per op, backends round-robin: every library feeds every other."""
+    module, feeds, reference, ort_outputs = example(name)
+    module = module.clone()
+    CollageAssignPass(backend="tvm", fusion="none").apply(Context(), module)
+    CollageOutlinePass().apply(Context(), module)
+    for i, func in enumerate(kernel_functions(module)):
+        func.attributes["collage.backend"] = StringAttr(BACKENDS[i % 3])
+    exe = Executable(module)
+    outputs, profile = exe.run(feeds, profile=True)
+    assert set(profile.by_backend()) == set(BACKENDS)
+    assert_matches(outputs, reference, ort_outputs)
+
+
+def test_unpartitioned_module_runs_on_the_host(example):
+    module, feeds, reference, _ = example("mlp")
+    exe = Executable(module)
+    assert exe.kernels == {}
+    assert_matches(exe.run(feeds), reference, rtol=0, atol=0)
+
+
+def test_kernel_regions_are_outlined_on_a_copy(example):
+    """A module partitioned but not outlined runs too, and is left as it was."""
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    module, feeds, reference, _ = example("mnist_cnn")
+    module = module.clone()
+    CollagePartitionPass(estimator="mock").apply(Context(), module)
+    text = str(module)
+    assert_matches(Executable(module).run(feeds), reference)
+    assert str(module) == text
+
+
+def test_equal_kernels_compile_once_across_modules(example):
+    module, feeds, reference, _ = example("transformer_encoder")
+    assigned = assign_module(module, "onnxruntime")
+    Executable(assigned)
+    before = cached_kernels()
+    again = Executable(assign_module(module, "onnxruntime"))  # a new module, equal kernels
+    assert cached_kernels() == before
+    assert_matches(again.run(feeds), reference)
+
+
+def test_kernel_key_ignores_names_and_cost():
+    ctx = context()
+    module = Parser(ctx, """
+    func.func private @a(%x: tensor<4xf32>) -> tensor<4xf32> attributes {collage.cost = 1.0 : f64} {
+      %r = collage.relu %x : tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }
+    func.func private @b(%y: tensor<4xf32>) -> tensor<4xf32> {
+      %s = collage.relu %y : tensor<4xf32>
+      func.return %s : tensor<4xf32>
+    }
+    func.func private @c(%y: tensor<4xf32>) -> tensor<4xf32> {
+      %s = collage.sigmoid %y : tensor<4xf32>
+      func.return %s : tensor<4xf32>
+    }""").parse_module()
+    a, b, c = module.ops
+    assert kernel_key(a) == kernel_key(b) != kernel_key(c)
+
+
+def test_profile_times_every_kernel_call(example):
+    module, feeds, _, _ = example("transformer_encoder")
+    assigned = assign_module(module, "tvm")
+    calls = [op for op in assigned.ops if op.sym_name.data == "main"][0].body.block.ops
+    n_calls = sum(1 for op in calls if op.name == "func.call")
+    outputs, profile = Executable(assigned).run(feeds, profile=True)
+    assert len(profile.kernels) == n_calls > 1
+    assert {k.backend for k in profile.kernels} == {"tvm"}
+    assert sum(k.seconds for k in profile.kernels) <= profile.total_seconds
+    table = profile.format()
+    assert f"@{profile.kernels[0].function}" in table and "total tvm" in table
+
+
+TUPLES = """
+func.func @main(%x: tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<2x4xf32>) {
+  %t = func.call @collage_openvino_split(%x) : (tensor<2x4xf32>) -> tuple<tensor<1x4xf32>, tensor<1x4xf32>>
+  %a = collage.get_item %t {index = 1 : i64} : (tuple<tensor<1x4xf32>, tensor<1x4xf32>>) -> tensor<1x4xf32>
+  %c = func.call @collage_tvm_concat(%t) : (tuple<tensor<1x4xf32>, tensor<1x4xf32>>) -> tensor<2x4xf32>
+  func.return %a, %c : tensor<1x4xf32>, tensor<2x4xf32>
+}
+func.func private @collage_openvino_split(%x: tensor<2x4xf32>) -> tuple<tensor<1x4xf32>, tensor<1x4xf32>> attributes {collage.backend = "openvino", collage.kernel} {
+  %r = collage.relu %x : tensor<2x4xf32>
+  %s:2 = collage.split %r {axis = 0 : i64, sizes = array<i64: 1, 1>} : (tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>)
+  %t = collage.tuple %s#1, %s#0 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tuple<tensor<1x4xf32>, tensor<1x4xf32>>
+  func.return %t : tuple<tensor<1x4xf32>, tensor<1x4xf32>>
+}
+func.func private @collage_tvm_concat(%t: tuple<tensor<1x4xf32>, tensor<1x4xf32>>) -> tensor<2x4xf32> attributes {collage.backend = "tvm", collage.kernel} {
+  %c = collage.concat %t {axis = 0 : i64} : (tuple<tensor<1x4xf32>, tensor<1x4xf32>>) -> tensor<2x4xf32>
+  func.return %c : tensor<2x4xf32>
+}
+"""
+
+
+def context() -> Context:
+    ctx = Context()
+    for dialect in (Builtin, Func, Collage):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def test_tuples_cross_kernels_and_host_projections():
+    module = Parser(context(), TUPLES).parse_module()
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    exe = Executable(module)
+    assert sorted(k.backend for k in exe.kernels.values()) == ["openvino", "tvm"]
+    outputs, profile = exe.run([x], profile=True)
+    assert_matches(outputs, run_module(module, [x]), rtol=0, atol=0)
+    relu = np.maximum(x, 0)
+    np.testing.assert_array_equal(outputs[1], np.concatenate([relu[1:], relu[:1]]))
+    assert len(profile.kernels) == 2
+
+
+def test_inputs_that_do_not_fit_are_errors(example):
+    module, feeds, _, _ = example("mlp")
+    exe = Executable(assign_module(module, "onnxruntime"))
+    with pytest.raises(ExecutionError, match=r"@main: expected 1 inputs, got 2"):
+        exe.run(feeds + feeds)
+    with pytest.raises(ExecutionError, match=r"input 0 must be float32\[1, 784\], got float64"):
+        exe.run([feeds[0].astype(np.float64)])
+
+
+def test_a_kernel_without_backend_is_an_error():
+    text = TUPLES.replace('{collage.backend = "tvm", collage.kernel}', "{collage.kernel}")
+    with pytest.raises(ExecutionError, match="@collage_tvm_concat has no collage.backend"):
+        Executable(Parser(context(), text).parse_module())
+
+
+LIGHT = [case for case in collect_testcases() if case.kind == "real"]
+
+
+@pytest.fixture(scope="module")
+def light():
+    cache = {}
+
+    def get(case):
+        if case.model_name not in cache:
+            model = onnx.load(Path(onnx.__file__).parent.parent / case.url)
+            initializers = {i.name for i in model.graph.initializer}
+            feeds = [Runner.generate_dummy_data(x, seed=0, name=case.model_name, random=False)
+                     for x in model.graph.input if x.name not in initializers]
+            cache[case.model_name] = (import_onnx(model), feeds, onnxruntime(model, feeds))
+        return cache[case.model_name]
+
+    return get
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("config", [*BACKENDS, "all"])
+@pytest.mark.parametrize("case", LIGHT, ids=[case.model_name for case in LIGHT])
+def test_light_model(light, case, config):
+    module, feeds, reference = light(case)
+    if config == "all":
+        module = partition_module(module, MOCK).module
+    else:
+        module = assign_module(module, config)
+    assert_matches(Executable(module).run(feeds), reference, rtol=1e-3, atol=1e-4)

@@ -1,0 +1,167 @@
+"""The `collage` commands end to end: compile -> artifact -> run in a fresh process,
+explain, bench, run --backends, and their error paths (one `error:` line, no traceback).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collage_xdsl.artifact import WEIGHTS, load_artifact
+from collage_xdsl.tools.collage import main
+
+_spec = importlib.util.spec_from_file_location(
+    "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
+)
+make_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_models)
+
+MOCK = ["--estimator", "mock", "--mock-costs", "tvm:1,onnxruntime:1.1,openvino:1.2"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("models")
+    return lambda name: make_models.ensure_model(name, directory)
+
+
+def collage(capsys, *args: str) -> tuple[int, str, str]:
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_artifact_runs_in_a_fresh_process_without_the_weight_cache(models, tmp_path, capsys):
+    model = models("mnist_cnn")
+    status, out, _ = collage(capsys, "compile", model, *MOCK, "-o", tmp_path / "art")
+    assert status == 0 and "-> " in out
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    assert manifest["backends"] == ["tvm", "onnxruntime", "openvino"]
+    assert manifest["source"]["path"] == str(model.resolve())
+    assert manifest["kernels"] and manifest["estimated_cost"] > 0
+    assert set(manifest["backend_versions"]) == {"tvm", "onnxruntime", "openvino"}
+
+    status, _, _ = collage(capsys, "run", model, "--output", tmp_path / "reference.npz")
+    assert status == 0
+    env = {**os.environ, "COLLAGE_WEIGHTS_DIR": str(tmp_path / "empty-store")}
+    run = subprocess.run(
+        [sys.executable, "-m", "collage_xdsl.tools.collage", "run", tmp_path / "art",
+         "--check", "--profile", "--output", tmp_path / "artifact.npz"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "check: 1 output(s) match onnxruntime" in run.stdout
+    assert "@collage_" in run.stdout  # the profile
+    want, got = np.load(tmp_path / "reference.npz"), np.load(tmp_path / "artifact.npz")
+    assert want.files == got.files
+    for name in want.files:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
+
+
+def test_corrupt_or_foreign_artifacts_are_errors(models, tmp_path, capsys):
+    art = tmp_path / "art"
+    assert collage(capsys, "compile", models("mlp"), *MOCK, "-o", art)[0] == 0
+    weights = dict(np.load(art / WEIGHTS))
+    key = next(iter(weights))
+    np.savez(art / WEIGHTS, **{**weights, key: weights[key] + 1})
+    status, _, err = collage(capsys, "run", art)
+    assert status == 1 and f"weight {key} does not match its key" in err
+
+    (art / "manifest.json").write_text('{"format": "something-else"}')
+    status, _, err = collage(capsys, "run", art)
+    assert status == 1 and "not a collage artifact manifest" in err
+
+    status, _, err = collage(capsys, "run", tmp_path)
+    assert status == 1 and "not a collage artifact (missing manifest.json" in err
+
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "keep.txt").write_text("mine")
+    status, _, err = collage(capsys, "compile", models("mlp"), *MOCK, "-o", tmp_path / "other")
+    assert status == 1 and "not a collage artifact (refusing to write into it)" in err
+    assert "Traceback" not in err
+
+
+def test_artifact_check_needs_its_unchanged_source(models, tmp_path, capsys):
+    source = tmp_path / "mlp.onnx"
+    source.write_bytes(models("mlp").read_bytes())
+    assert collage(capsys, "compile", source, *MOCK, "-o", tmp_path / "art")[0] == 0
+    source.write_bytes(source.read_bytes() + b"\0")
+    status, _, err = collage(capsys, "run", tmp_path / "art", "--check")
+    assert status == 1 and "--check needs the artifact's source model" in err
+    assert load_artifact(tmp_path / "art").source_model() is None
+
+
+@pytest.mark.parametrize("name", ["mlp", "transformer_encoder"])
+def test_run_with_backends_partitions_and_checks(models, capsys, name):
+    status, out, err = collage(capsys, "run", models(name), "--backends", "tvm,openvino",
+                               *MOCK, "--check", "--profile")
+    assert status == 0, err
+    assert "check: 1 output(s) match onnxruntime" in out
+    kernel_lines = [line.split() for line in out.splitlines() if line.startswith("@collage_")]
+    assert kernel_lines and {line[1] for line in kernel_lines} <= {"tvm", "openvino"}
+
+
+def test_explain_table_and_json(models, capsys):
+    status, out, _ = collage(capsys, "explain", models("mnist_cnn"), *MOCK)
+    assert status == 0
+    assert out.startswith("@main: ") and "best other" in out and "partitioned in" in out
+    status, out, _ = collage(capsys, "explain", models("mnist_cnn"), *MOCK, "--json")
+    report = json.loads(out)
+    (function,) = report["functions"]
+    assert function["candidates"] > 0 and function["kernels"]
+    assert {k["backend"] for k in function["kernels"]} <= {"tvm", "onnxruntime", "openvino"}
+    assert report["partition_seconds"] > 0
+
+
+def test_bench_json(models, capsys):
+    status, out, _ = collage(capsys, "bench", models("mlp"), *MOCK, "--rounds", "5", "--json")
+    assert status == 0
+    report = json.loads(out)
+    configs = report["configs"]
+    assert list(configs) == ["tvm", "onnxruntime", "openvino", "collage"]
+    singles = [configs[b]["ratio_to_best_single"] for b in ("tvm", "onnxruntime", "openvino")]
+    assert min(singles) == 1.0
+    for row in configs.values():
+        assert 0 < row["p25_ms"] <= row["median_ms"] <= row["p75_ms"]
+    assert configs["collage"]["ratio_to_best_single"] == pytest.approx(
+        configs["collage"]["median_ms"] / min(configs[b]["median_ms"] for b in report["backends"])
+    )
+
+
+def test_measured_compile_reuses_the_cost_database(models, tmp_path, capsys):
+    db = tmp_path / "costs.sqlite"
+    for art in ("cold", "warm"):
+        status, out, err = collage(capsys, "compile", models("mlp"), "--backends",
+                                   "onnxruntime,openvino", "--cost-db", db, "-o", tmp_path / art)
+        assert status == 0, err
+    cold, warm = (json.loads((tmp_path / a / "explain.json").read_text())["functions"][0]
+                  for a in ("cold", "warm"))
+    assert cold["estimates"] > 0 and cold["cost_db_hits"] == 0
+    assert warm["estimates"] == 0 and warm["cost_db_hits"] == cold["estimates"]
+    assert warm["kernels"] == cold["kernels"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compile", "missing.onnx", "-o", "out"], "missing.onnx: no such file"),
+    (["compile", "{mlp}", "--backends", "tvm,cuda", "-o", "out"],
+     "--backends: unknown backend 'cuda' (runnable backends: onnxruntime, openvino, tvm)"),
+    (["explain", "{mlp}", "--backends", "tvm,tvm"], "names a backend twice"),
+    (["explain", "{mlp}", "--estimator", "mock", "--cost-db", "x.sqlite"],
+     "--cost-db keeps measured costs; it needs --estimator measured"),
+    (["run", "{mlp}", "--profile"], "--profile times kernels"),
+    (["bench", "{mlp}", "--rounds", "0"], "--rounds must be at least 1"),
+    (["bench", "missing.onnx"], "missing.onnx: no such file"),
+])
+def test_command_errors_are_one_line(models, capsys, args, message):
+    args = [a.replace("{mlp}", str(models("mlp"))) for a in args]
+    status, out, err = collage(capsys, *args)
+    assert status == 1
+    assert err.startswith("error: ") and message in err
+    assert "Traceback" not in err and err.count("\n") == 1

@@ -74,8 +74,16 @@ def kernel_summary(partitioned: Partitioned) -> str:
     per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
     total = sum(r["total_cost"] or 0.0 for r in partitioned.report["functions"])
     backends = ", ".join(f"{b} {n}" for b, n in sorted(per_backend.items()))
-    return (f"{len(funcs)} kernels ({backends}), estimated {total * 1e3:.4g} ms, "
+    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}, "
             f"partitioned in {partitioned.seconds:.2f} s")
+
+
+def duration(seconds: float) -> str:
+    """`1.23 s`, `4.56 ms` or `7.89 us`."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-6:.3g} us"
 
 
 # ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ Beyond the contract: the ``arguments`` / ``constants`` / ``kernel_nodes`` bitset
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
@@ -253,6 +254,21 @@ class DataflowGraph:
             ipdom[node.index] = d
             depth[node.index] = (depth[d] if d >= 0 else 0) + 1
         return ipdom
+
+    @cached_property
+    def descriptors(self) -> list[str]:
+        """Per node, its structure without names: op name, attributes and result types
+        (constants include their value, weights by content key); arguments: their type."""
+        out = []
+        for node in self.nodes:
+            if node.op is None:
+                out.append(f"arg:{node.value.type}")
+                continue
+            op = node.op
+            attrs = sorted({**op.properties, **op.attributes}.items())
+            out.append(f"{op.name}{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
+                       f"->({','.join(str(r.type) for r in op.results)})")
+        return out
 
     def __len__(self) -> int:
         return len(self.nodes)

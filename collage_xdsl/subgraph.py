@@ -266,6 +266,10 @@ class SubGraph:
 
     @cached_property
     def _structural_hash(self) -> str:
+        if not self.nested and not any(
+            isinstance(self.graph.nodes[i].op, CallOp) for i in bits(self.inside)
+        ):
+            return self._flat_structural_hash()
         module = self._extract("kernel")[0]
         h = hashlib.blake2b(digest_size=16)
         numbers: dict[SSAValue, int] = {}
@@ -291,6 +295,41 @@ class SubGraph:
             assert isinstance(func, FuncOp)
             h.update(f"@{func.sym_name.data}".encode())
             block(func.body.block)
+        return h.hexdigest()
+
+    def _flat_structural_hash(self) -> str:
+        """The structural hash of a sub-graph without composites or calls, read straight off
+        the graph's cached node descriptors (no extraction): the kernel ops in extraction
+        order with operands as parameter / constant / local numbers, then the results."""
+        graph, desc = self.graph, self.graph.descriptors
+        h = hashlib.blake2b(digest_size=16, person=b"flat")
+        local: dict[SSAValue, str] = {}
+        params: dict[SSAValue, str] = {}
+        consts: dict[int, str] = {}
+
+        def ref(v: SSAValue) -> str:
+            if v in local:
+                return local[v]
+            p = graph.node_of(v)
+            if graph.nodes[p].is_constant:
+                if p not in consts:
+                    consts[p] = f"c{len(consts)}"
+                    h.update(f"{consts[p]}={desc[p]};".encode())
+                return consts[p]
+            if v not in params:
+                params[v] = f"p{len(params)}"
+                h.update(f"{params[v]}:{v.type};".encode())
+            return params[v]
+
+        for i in bits(self.inside & graph.kernel_nodes):
+            op = graph.nodes[i].op
+            assert op is not None
+            h.update(f"{desc[i]}({','.join(ref(v) for v in values_read(op))});".encode())
+            for r in op.results:
+                local[r] = f"%{len(local)}"
+        outputs = [local[v] for i in bits(self.exit) for v in graph.nodes[i].values
+                   if _escapes(graph, v, self.inside)]
+        h.update(f"return({','.join(outputs)})".encode())
         return h.hexdigest()
 
     def _extract(self, name: str) -> tuple[ModuleOp, tuple[SSAValue, ...], tuple[SSAValue, ...]]:

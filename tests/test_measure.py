@@ -78,13 +78,16 @@ def report_threads(module: ModuleOp, backend: str, policy):
 
 
 class _Slow:
-    """A kernel that sleeps 1 ms per op before running."""
+    """A kernel that busy-waits 5 ms per op before running (a sleep's scheduling jitter
+    on a loaded machine would swamp the difference between one op and two)."""
 
     def __init__(self, kernel, ops: int):
         self.kernel, self.ops = kernel, ops
 
     def __call__(self, inputs):
-        time.sleep(1e-3 * self.ops)
+        until = time.perf_counter() + 5e-3 * self.ops
+        while time.perf_counter() < until:
+            pass
         return self.kernel(inputs)
 
     def release(self) -> None:
@@ -93,7 +96,7 @@ class _Slow:
 
 def no_add_on_test(module: ModuleOp, backend: str, policy):
     """The toy `test` backend lowers through ONNX Runtime but has no lowering for add;
-    tvm kernels are made slow (1 ms per op), so `test` would win wherever it can."""
+    tvm kernels are made slow (5 ms per op), so `test` would win wherever it can."""
     if backend == "test":
         if "collage.add" in str(module):
             raise KernelCompileError("test: no lowering for collage.add")

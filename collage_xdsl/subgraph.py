@@ -266,10 +266,8 @@ class SubGraph:
 
     @cached_property
     def _structural_hash(self) -> str:
-        if not self.nested and not any(
-            isinstance(self.graph.nodes[i].op, CallOp) for i in bits(self.inside)
-        ):
-            return self._flat_structural_hash()
+        if not any(isinstance(self.graph.nodes[i].op, CallOp) for i in bits(self.inside)):
+            return self._graph_structural_hash()
         module = self._extract("kernel")[0]
         h = hashlib.blake2b(digest_size=16)
         numbers: dict[SSAValue, int] = {}
@@ -297,12 +295,23 @@ class SubGraph:
             block(func.body.block)
         return h.hexdigest()
 
-    def _flat_structural_hash(self) -> str:
-        """The structural hash of a sub-graph without composites or calls, read straight off
-        the graph's cached node descriptors (no extraction): the kernel ops in extraction
-        order with operands as parameter / constant / local numbers, then the results."""
+    def _graph_structural_hash(self) -> str:
+        """The structural hash of a sub-graph without calls, read straight off the graph's
+        cached node descriptors (no extraction): the kernel ops in dataflow order, each with
+        its path of nested composites (ordinal and label) and its operands as parameter /
+        constant / local numbers, then the results."""
         graph, desc = self.graph, self.graph.descriptors
-        h = hashlib.blake2b(digest_size=16, person=b"flat")
+        h = hashlib.blake2b(digest_size=16, person=b"graph")
+        composite: dict[int, str] = {}
+
+        def nest(sub: SubGraph, path: str) -> None:
+            for k, inner in enumerate(sorted(sub.nested, key=lambda s: first(s.inside))):
+                inner_path = f"{path}/{k}:{inner.label}"
+                for i in bits(inner.inside):
+                    composite[i] = inner_path
+                nest(inner, inner_path)
+
+        nest(self, "")
         local: dict[SSAValue, str] = {}
         params: dict[SSAValue, str] = {}
         consts: dict[int, str] = {}
@@ -324,7 +333,8 @@ class SubGraph:
         for i in bits(self.inside & graph.kernel_nodes):
             op = graph.nodes[i].op
             assert op is not None
-            h.update(f"{desc[i]}({','.join(ref(v) for v in values_read(op))});".encode())
+            h.update(f"{desc[i]}[{composite.get(i, '')}]"
+                     f"({','.join(ref(v) for v in values_read(op))});".encode())
             for r in op.results:
                 local[r] = f"%{len(local)}"
         outputs = [local[v] for i in bits(self.exit) for v in graph.nodes[i].values

@@ -59,6 +59,8 @@ class PartitionOptions:
     """SQLite cost database path (None: no database, every estimate runs)."""
     mock_costs: str = ""
     launch_penalty: float = 0.0
+    max_depth: int = 8
+    """Max depth of TVM and BYOC candidates (`tvm-max-depth`, `byoc-max-depth`)."""
 
 
 @dataclass
@@ -98,6 +100,8 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
             mock_costs=options.mock_costs,
             cost_db=options.cost_db,
             launch_penalty=options.launch_penalty,
+            tvm_max_depth=options.max_depth,
+            byoc_max_depth=options.max_depth,
             explain=str(report_path),
             explain_table=str(table_path),
         ).apply(Context(), module)

@@ -49,6 +49,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         "directory); only with --estimator measured")
     p.add_argument("--mock-costs", default="", metavar="B:SECONDS,...",
                    help="per-op base cost of each backend for --estimator mock")
+    p.add_argument("--max-depth", type=int, default=8, metavar="N",
+                   help="max depth of candidate kernels (default 8; lower it for wide "
+                        "inception-style graphs, whose candidates grow quickly with depth)")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
 
@@ -65,7 +68,7 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
         cost_db = args.cost_db or str(default_path())
     return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
                             cost_db=cost_db, mock_costs=args.mock_costs,
-                            launch_penalty=args.launch_penalty)
+                            launch_penalty=args.launch_penalty, max_depth=args.max_depth)
 
 
 def kernel_summary(partitioned: Partitioned) -> str:

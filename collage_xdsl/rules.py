@@ -32,7 +32,7 @@ from xdsl.ir import Operation
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec
 from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
 from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, single
+from collage_xdsl.index_set import bits, first, single
 from collage_xdsl.patterns import Match, Pattern, find_matches
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
@@ -201,6 +201,8 @@ class CandidateSet:
         self.items: list[CandidateKernel] = []
         self._seen: set[CandidateKernel] = set()
         self.rejected: set[CandidateKernel] = set()
+        self.per_first: dict[int, int] = {}
+        """Candidates kept so far per lowest inside node (see `max_per_node`)."""
         self.first_new = 0
         for c in candidates:
             self.add(c)
@@ -212,6 +214,8 @@ class CandidateSet:
             return False
         self._seen.add(candidate)
         self.items.append(candidate)
+        low = first(candidate.inside)
+        self.per_first[low] = self.per_first.get(low, 0) + 1
         return True
 
     def __contains__(self, candidate: CandidateKernel) -> bool:
@@ -231,13 +235,18 @@ class CombineContext:
     end: int
     max_depth: int
     prune: SubGraphConfig | None = None
+    max_per_node: int = 0
 
     def offer(self, candidate: CandidateKernel) -> None:
-        """Add a union unless known, deeper than `max_depth` or, when pruning, invalid."""
+        """Add a union unless known, deeper than `max_depth`, past `max_per_node` for its
+        lowest node or, when pruning, invalid."""
         cands = self.candidates
         if candidate in cands or candidate in cands.rejected:
             return
         sub = candidate.sub_graph
+        if (self.max_per_node > 0
+                and cands.per_first.get(first(candidate.inside), 0) >= self.max_per_node):
+            return
         if (self.max_depth > 0 and sub.depth > self.max_depth) or (
             self.prune is not None and not is_valid(self.graph, sub, self.prune)
         ):
@@ -260,18 +269,26 @@ class CombinePartitionRule(PartitionRule):
     a singleton through valid sub-graphs, one sub-rule candidate at a time (which is why
     `AllSimpleCombinerRule(grow=True)` may union only with those). It turns the
     enumeration of arbitrary connected sets, exponential in fan-out, into one of valid
-    kernels only."""
+    kernels only.
+
+    With `max_per_node` > 0, at most that many candidates share a lowest node (the node the
+    search expands them from). Unions are formed round by round, smallest first, so the cap
+    keeps every small kernel and only stops the growth of large ones where the number of
+    valid kernels explodes (inception-style branches joined by a concat: exponential in the
+    number of branches); maximal regions are offered separately at any size."""
 
     name: str
     sub_rule: PartitionRule
     combiners: tuple[CombinerRule, ...]
     max_depth: int = 0
     prune: SubGraphConfig | None = None
+    max_per_node: int = 0
 
     def all_candidates(self, graph, spec):
         cands = CandidateSet(self.sub_rule.all_candidates(graph, spec))
         while cands.first_new < len(cands):
-            ctx = CombineContext(graph, cands, len(cands), self.max_depth, self.prune)
+            ctx = CombineContext(graph, cands, len(cands), self.max_depth, self.prune,
+                                 self.max_per_node)
             for combiner in self.combiners:
                 combiner.append_all(ctx)
             cands.first_new = ctx.end

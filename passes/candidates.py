@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
-from collage_xdsl.backends import gather_specs
+from collage_xdsl.backends import MAX_CANDIDATES_PER_NODE, gather_specs
 from collage_xdsl.candidates import generate_candidates
 from collage_xdsl.graph import DataflowGraph
 
@@ -41,6 +41,7 @@ class CollageCandidatesPass(ModulePass):
     tvm_max_depth: int = 8
     byoc_max_depth: int = 8
     byoc_max_regions: bool = True
+    max_candidates_per_node: int = MAX_CANDIDATES_PER_NODE
     test_ops: tuple[str, ...] = ()
     test_fusion: str = "arbitrary"
     test_patterns: tuple[str, ...] = ()
@@ -51,6 +52,7 @@ class CollageCandidatesPass(ModulePass):
             native_max_depth=self.tvm_max_depth,
             byoc_max_depth=self.byoc_max_depth,
             byoc_max_regions=self.byoc_max_regions,
+            max_per_node=self.max_candidates_per_node,
             options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
                               "patterns": self.test_patterns}},
         )

@@ -40,7 +40,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from collage_xdsl.backends import gather_specs
+from collage_xdsl.backends import MAX_CANDIDATES_PER_NODE, gather_specs
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
 from collage_xdsl.cost import Cost
@@ -103,6 +103,7 @@ class CollagePartitionPass(ModulePass):
     tvm_max_depth: int = 8
     byoc_max_depth: int = 8
     byoc_max_regions: bool = True
+    max_candidates_per_node: int = MAX_CANDIDATES_PER_NODE
     launch_penalty: float = 0.0
     cost_db: str | None = None
     measure_workers: int = 1
@@ -120,6 +121,7 @@ class CollagePartitionPass(ModulePass):
             native_max_depth=self.tvm_max_depth,
             byoc_max_depth=self.byoc_max_depth,
             byoc_max_regions=self.byoc_max_regions,
+            max_per_node=self.max_candidates_per_node,
             options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
                               "patterns": self.test_patterns}},
         )

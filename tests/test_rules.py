@@ -321,3 +321,27 @@ def test_dataflow_template_rule():
     assert spec.rule is opu.rule
     assert sets("p c a r") <= {frozenset(names(g, c.inside))
                                for c in spec.rule.all_candidates(g, spec)}
+
+
+def test_max_per_node_keeps_the_smallest_kernels_of_each_lowest_node():
+    """The cap bounds the fused candidates sharing a lowest node; rounds form unions
+    smallest first, so what it keeps are the smallest ones, and no cap (0) keeps them all."""
+    g = parse_graph(MLP, MLP_ARGS)
+    config = SubGraphConfig(max_exits=1, allow_taps=False, max_depth=0)
+
+    def rule(cap: int) -> PartitionRule:
+        return CombinePartitionRule(
+            "", OpCallByKindPartitionRule(""),
+            (AllSimpleCombinerRule("", JOIN_ANYTHING, grow=True),), 0, config, cap)
+
+    everything = run(rule(0), g)
+    assert {frozenset(names(g, c.inside)) for c in everything} == brute_force_valid(g, 0)
+    capped = run(rule(3), g)
+    per_low: dict[int, list[int]] = {}
+    for c in capped:
+        per_low.setdefault(min(bits(c.inside)), []).append(c.inside.bit_count())
+    assert max(map(len, per_low.values())) == 3 and len(capped) < len(everything)
+    for low, kept in per_low.items():
+        dropped = [c.inside.bit_count() for c in everything
+                   if min(bits(c.inside)) == low and c not in capped]
+        assert not dropped or max(kept) <= min(dropped)

@@ -22,7 +22,7 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any
 
-from collage_xdsl.backends.base import Backend
+from collage_xdsl.backends.base import MAX_CANDIDATES_PER_NODE, Backend
 from collage_xdsl.candidates import PartitionSpec
 from collage_xdsl.errors import CollageError
 from collage_xdsl.rules import HostPartitionRule
@@ -90,6 +90,7 @@ def gather_specs(
     native_max_depth: int | None = None,
     byoc_max_depth: int | None = None,
     byoc_max_regions: bool = True,
+    max_per_node: int = MAX_CANDIDATES_PER_NODE,
     options: dict[str, dict[str, Any]] | None = None,
 ) -> list[PartitionSpec]:
     """The specs of the backends `names` (depths override the declared ones), then the host's.
@@ -99,5 +100,5 @@ def gather_specs(
     for name in names:
         backend = get_backend(name, **(options or {}).get(name, {}))
         depth = byoc_max_depth if backend.byoc else native_max_depth
-        specs.append(backend.partition_spec(depth, byoc_max_regions))
+        specs.append(backend.partition_spec(depth, byoc_max_regions, max_per_node))
     return [*specs, HOST_SPEC]

@@ -71,6 +71,9 @@ if TYPE_CHECKING:
 OpPredicate = Callable[[Operation], bool]
 
 REGION_CONFIG = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
+
+MAX_CANDIDATES_PER_NODE = 64
+"""Default cap on fused candidates sharing a lowest node (see `CombinePartitionRule`)."""
 """Maximal regions: any number of exits, taps allowed, unbounded depth."""
 
 
@@ -172,10 +175,12 @@ class Backend:
         return predicate is None or predicate(op)
 
     def partition_spec(
-        self, max_depth: int | None = None, max_regions: bool = True
+        self, max_depth: int | None = None, max_regions: bool = True,
+        max_per_node: int = MAX_CANDIDATES_PER_NODE,
     ) -> PartitionSpec:
-        """The spec derived from the declarations (`max_depth` overrides the declared one),
-        or the backend's own `rule` when it has one."""
+        """The spec derived from the declarations (`max_depth` overrides the declared one;
+        `max_per_node` caps the fused candidates per lowest node, 0 = no cap), or the
+        backend's own `rule` when it has one."""
         if self.rule is not None:
             return PartitionSpec(self.name, self.rule, self)
         depth = self.max_depth if max_depth is None else max_depth
@@ -195,12 +200,13 @@ class Backend:
             combined: PartitionRule = seeds
         elif self.fusion is FusionStyle.TVM:
             combined = CombinePartitionRule(
-                "", seeds, (AllSimpleCombinerRule("", TVM_SIMPLE_RULES), *combiners), depth
+                "", seeds, (AllSimpleCombinerRule("", TVM_SIMPLE_RULES), *combiners), depth,
+                config, max_per_node
             )
         else:
             combined = CombinePartitionRule(
                 "", seeds, (AllSimpleCombinerRule("", JOIN_ANYTHING, grow=True), *combiners),
-                depth, config
+                depth, config, max_per_node
             )
         rule: PartitionRule = OnlyValidPartitionRule("", combined, config)
         if self.byoc and max_regions:

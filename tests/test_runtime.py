@@ -36,6 +36,7 @@ from collage_xdsl.pipeline import (
     partition_module,
 )
 from collage_xdsl.runtime import ExecutionError, Executable, cached_kernels, kernel_key
+from test_models import with_logits_output  # tests/ is on sys.path (tests/conftest.py)
 
 BACKENDS = ("tvm", "onnxruntime", "openvino")
 MODELS = ("mnist_cnn", "mlp", "transformer_encoder")
@@ -254,10 +255,14 @@ def light():
     def get(case):
         if case.model_name not in cache:
             model = onnx.load(Path(onnx.__file__).parent.parent / case.url)
+            outputs = len(model.graph.output)
+            model = with_logits_output(model)
             initializers = {i.name for i in model.graph.initializer}
             feeds = [Runner.generate_dummy_data(x, seed=0, name=case.model_name, random=False)
                      for x in model.graph.input if x.name not in initializers]
-            cache[case.model_name] = (import_onnx(model), feeds, onnxruntime(model, feeds))
+            checked = slice(outputs, None) if len(model.graph.output) > outputs else slice(None)
+            cache[case.model_name] = (import_onnx(model), feeds, onnxruntime(model, feeds),
+                                      checked)
         return cache[case.model_name]
 
     return get
@@ -267,9 +272,12 @@ def light():
 @pytest.mark.parametrize("config", [*BACKENDS, "all"])
 @pytest.mark.parametrize("case", LIGHT, ids=[case.model_name for case in LIGHT])
 def test_light_model(light, case, config):
-    module, feeds, reference = light(case)
+    """Checked on the logits: the light models' constant weights make all logits equal up
+    to rounding and huge, so their softmax is decided by rounding (OpenVINO's differs)."""
+    module, feeds, reference, checked = light(case)
     if config == "all":  # depth 4: at 8, inception / densenet candidates take minutes
         module = partition_module(module, replace(MOCK, max_depth=4)).module
     else:
         module = assign_module(module, config)
-    assert_matches(Executable(module).run(feeds), reference, rtol=1e-3, atol=1e-4)
+    outputs = Executable(module).run(feeds)
+    assert_matches(outputs[checked], reference[checked], rtol=1e-3, atol=1e-4)

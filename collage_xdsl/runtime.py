@@ -97,6 +97,13 @@ def cached_kernels() -> int:
     return len(_COMPILED)
 
 
+def release_cached_kernels() -> None:
+    """Free every cached compiled kernel (Executables built before become unusable)."""
+    for kernel in _COMPILED.values():
+        kernel.release()
+    _COMPILED.clear()
+
+
 # ---------------------------------------------------------------------------
 # Profiles
 # ---------------------------------------------------------------------------

@@ -35,7 +35,13 @@ from collage_xdsl.pipeline import (
     kernel_functions,
     partition_module,
 )
-from collage_xdsl.runtime import ExecutionError, Executable, cached_kernels, kernel_key
+from collage_xdsl.runtime import (
+    ExecutionError,
+    Executable,
+    cached_kernels,
+    kernel_key,
+    release_cached_kernels,
+)
 from test_models import with_logits_output  # tests/ is on sys.path (tests/conftest.py)
 
 BACKENDS = ("tvm", "onnxruntime", "openvino")
@@ -280,4 +286,5 @@ def test_light_model(light, case, config):
     else:
         module = assign_module(module, config)
     outputs = Executable(module).run(feeds)
+    release_cached_kernels()  # the whole set would otherwise hold ~10 GB of kernels
     assert_matches(outputs[checked], reference[checked], rtol=1e-3, atol=1e-4)

@@ -22,7 +22,6 @@ runs entirely on the host (`collage_xdsl.pipeline.assign` puts it on one backend
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Literal, overload
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from collage_xdsl.codegen import CompiledKernel, compile_kernel
@@ -40,6 +39,7 @@ from collage_xdsl.codegen.walk import flatten, unflatten
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.interpreter import evaluate_op, run_function
+from collage_xdsl.structure import function_hash
 from collage_xdsl.tensors import np_dtype, shape_of
 
 
@@ -55,29 +55,7 @@ class ExecutionError(CollageError):
 def kernel_key(func: FuncOp) -> str:
     """A hex digest of a kernel function's structure: types, op names, attributes and
     operand wiring (weights by their content key), not its name, SSA names or cost."""
-    h = hashlib.blake2b(digest_size=16)
-    numbers: dict[SSAValue, int] = {}
-
-    def block(b: Block) -> None:
-        h.update(f"^({','.join(str(a.type) for a in b.args)})".encode())
-        for a in b.args:
-            numbers[a] = len(numbers)
-        for op in b.ops:
-            attrs = sorted({**op.properties, **op.attributes}.items())
-            h.update(f"{op.name}({','.join(str(numbers[v]) for v in op.operands)})"
-                     f"{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
-                     f"->({','.join(str(r.type) for r in op.results)})".encode())
-            for r in op.results:
-                numbers[r] = len(numbers)
-            for region in op.regions:
-                h.update(b"{")
-                for inner in region.blocks:
-                    block(inner)
-                h.update(b"}")
-
-    h.update(str(func.function_type).encode())
-    block(func.body.block)
-    return h.hexdigest()
+    return function_hash([func])
 
 
 _COMPILED: dict[tuple[str, str, ThreadPolicy], CompiledKernel] = {}

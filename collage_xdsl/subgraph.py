@@ -35,6 +35,7 @@ from collage_xdsl.dialects.collage import CompositeOp, OpPatternKind, YieldOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
 from collage_xdsl.index_set import bits, count, first, single, to_str
+from collage_xdsl.structure import function_hash
 
 
 class SubGraphError(CollageError):
@@ -269,31 +270,7 @@ class SubGraph:
         if not any(isinstance(self.graph.nodes[i].op, CallOp) for i in bits(self.inside)):
             return self._graph_structural_hash()
         module = self._extract("kernel")[0]
-        h = hashlib.blake2b(digest_size=16)
-        numbers: dict[SSAValue, int] = {}
-
-        def block(b: Block) -> None:
-            h.update(f"^({','.join(str(a.type) for a in b.args)})".encode())
-            for a in b.args:
-                numbers[a] = len(numbers)
-            for op in b.ops:
-                attrs = sorted({**op.properties, **op.attributes}.items())
-                h.update(f"{op.name}({','.join(str(numbers[v]) for v in op.operands)})"
-                         f"{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
-                         f"->({','.join(str(r.type) for r in op.results)})".encode())
-                for r in op.results:
-                    numbers[r] = len(numbers)
-                for region in op.regions:
-                    h.update(b"{")
-                    for inner in region.blocks:
-                        block(inner)
-                    h.update(b"}")
-
-        for func in module.ops:
-            assert isinstance(func, FuncOp)
-            h.update(f"@{func.sym_name.data}".encode())
-            block(func.body.block)
-        return h.hexdigest()
+        return function_hash((f for f in module.ops if isinstance(f, FuncOp)), names=True)
 
     def _graph_structural_hash(self) -> str:
         """The structural hash of a sub-graph without calls, read straight off the graph's

@@ -8,7 +8,9 @@
 The target is the host: ``{"kind": "llvm", "mtriple": <default triple>, "mcpu": <host
 CPU name>}`` ("native" would silently mean generic x86 without AVX), built with the
 default Relax pipeline for that target (it legalizes and fuses) plus a default CPU
-loop-nest schedule (`collage_xdsl.codegen.tvm_schedule`). Ops Relax lacks are
+loop-nest schedule (`collage_xdsl.codegen.tvm_schedule`), or, with the process setting
+``tvm-tune=metaschedule``, tuned schedules where tuning found faster ones
+(`collage_xdsl.codegen.tuning`). Ops Relax lacks are
 decomposed: LRN into a channel-window average pool, batch_norm into a multiply and
 an add (folded when its parameters are constants).
 """
@@ -29,6 +31,7 @@ from xdsl.ir import Operation
 from collage_xdsl.codegen import KernelCompileError
 from collage_xdsl.codegen.signature import Signature
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.tuning import TuningOptions, tuned_pipeline
 from collage_xdsl.codegen.tvm_schedule import cpu_pipeline_with_schedule
 from collage_xdsl.codegen.walk import flat_types, lower_function
 from collage_xdsl.dialects import collage as C
@@ -248,12 +251,16 @@ class TvmKernel:
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)
         self.policy = policy
+        tuning = TuningOptions.from_env()
+        self.version = TvmKernel.version + tuning.version_tag
+        self.notes: list[str] = []
+        """What schedule tuning did (`collage_xdsl.codegen.tuning`)."""
         module = to_relax(func)
         target = host_target()
+        pipeline = (cpu_pipeline_with_schedule(target) if tuning.mode == "none"
+                    else tuned_pipeline(target, tuning, self.notes))
         try:
-            executable = tvm.compile(
-                module, target=target, relax_pipeline=cpu_pipeline_with_schedule(target)
-            )
+            executable = tvm.compile(module, target=target, relax_pipeline=pipeline)
         except Exception as e:  # TVM's FFI raises ValueError, TypeError, RuntimeError, ...
             raise KernelCompileError(
                 f"tvm: cannot compile kernel @{func.sym_name.data}: {_first_line(e)}"

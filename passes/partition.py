@@ -114,6 +114,12 @@ class CollagePartitionPass(ModulePass):
     test_ops: tuple[str, ...] = ()
     test_fusion: str = "arbitrary"
     test_patterns: tuple[str, ...] = ()
+    tvm_tune: str | None = None
+    """TVM schedule tuning, none or metaschedule (`collage_xdsl.codegen.tuning`); None
+    keeps the process setting (``COLLAGE_TVM_TUNE``, default none)."""
+    tvm_tune_trials: int = 16
+    tvm_tune_db: str | None = None
+    """Tuning database directory (default ``~/.cache/collage-xdsl/tvm-tuning``)."""
 
     def specs(self) -> list[PartitionSpec]:
         return gather_specs(
@@ -141,6 +147,11 @@ class CollagePartitionPass(ModulePass):
         return SubGraphConfig(max_exits=0, allow_taps=True, max_depth=depth)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.tvm_tune is not None:  # before any TVM kernel is compiled or measured
+            from collage_xdsl.codegen.tuning import TuningOptions, default_db_dir
+
+            TuningOptions(self.tvm_tune, self.tvm_tune_trials,
+                          self.tvm_tune_db or str(default_db_dir())).export()
         specs = self.specs()
         estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db,
                                        self.measure_workers, self.measure_timeout)

@@ -126,7 +126,9 @@ def _store_record(db_dir: str, key: str, record: dict) -> None:
 
 
 def _plain(obj):
-    """A trace's JSON (TVM containers) as plain Python lists / strings / numbers."""
+    """A trace's JSON (TVM containers and immediates) as plain lists / strings / numbers."""
+    if isinstance(obj, tirx.IntImm | tirx.FloatImm):
+        return obj.value
     for kind in (bool, int, float, str):
         if isinstance(obj, kind):
             return kind(obj)
@@ -193,14 +195,24 @@ def tune_task(func: tirx.PrimFunc, target: tvm.target.Target, trials: int) -> di
             record["samples"] += 1
             if not all(p.apply(sch) for p in postprocs):
                 continue
+            trace = _plain(sch.trace.as_json())
+            if not tvm_ffi.structural_equal(replay(func, trace), sch.mod["main"]):
+                continue  # a trace the database could not reproduce
             outputs, seconds = _run(sch.mod["main"], target, [a.copy() for a in args], repeats)
             if not all(np.allclose(o, r, rtol=1e-4, atol=1e-5, equal_nan=True)
                        for o, r in zip(outputs, reference)):
                 continue
             if seconds < record["seconds"]:
-                record.update(trace=_plain(sch.trace.as_json()), seconds=seconds)
+                record.update(trace=trace, seconds=seconds)
     record["tuning_seconds"] = time.perf_counter() - start
     return record
+
+
+def replay(func: tirx.PrimFunc, trace: list) -> tirx.PrimFunc:
+    """``func`` scheduled by a recorded trace."""
+    sch = s_tir.Schedule(func)
+    s_tir.schedule.Trace.apply_json_to_schedule(trace, sch)
+    return sch.mod["main"]
 
 
 def _worker_main() -> None:
@@ -281,9 +293,7 @@ def apply_tuned(mod: tvm.IRModule, target, options: TuningOptions, notes: list[s
             notes.append(f"{gv.name_hint}: loop-nest schedule kept (fastest of "
                          f"{record['samples']} samples)")
             continue
-        sch = s_tir.Schedule(func)
-        s_tir.schedule.Trace.apply_json_to_schedule(record["trace"], sch)
-        mod[gv] = sch.mod["main"].with_attr("tirx.is_scheduled", True)
+        mod[gv] = replay(func, record["trace"]).with_attr("tirx.is_scheduled", True)
         notes.append(f"{gv.name_hint}: tuned {record['seconds'] * 1e6:.1f} us "
                      f"(loop-nest {record['loop_nest_seconds'] * 1e6:.1f} us, "
                      f"{'new' if keys[gv] in missing else 'from the tuning database'})")

@@ -279,6 +279,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "tvm_tune"):  # every command that compiles kernels
+            from collage_xdsl.codegen.tuning import TuningOptions, default_db_dir
+
+            TuningOptions(args.tvm_tune, args.tvm_tune_trials,
+                          args.tvm_tune_db or str(default_db_dir())).export()
         return args.handler(args)
     except ParseError as e:
         message = str(e).rstrip()

@@ -54,6 +54,12 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         "inception-style graphs, whose candidates grow quickly with depth)")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
+    p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",
+                   help="TVM schedule tuning (default none: the loop-nest schedule)")
+    p.add_argument("--tvm-tune-trials", type=int, default=16, metavar="N",
+                   help="schedule samples per TVM task for --tvm-tune (default 16)")
+    p.add_argument("--tvm-tune-db", metavar="DIR",
+                   help="tuning database directory (default: the user's cache directory)")
 
 
 def partition_options(args: argparse.Namespace) -> PartitionOptions:

@@ -1,0 +1,179 @@
+"""TVM schedule tuning (`collage_xdsl.codegen.tuning`): options, the child-process crash
+fallback, tuned schedules and the tuning database."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm import tirx
+from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.dialects.func import Func, FuncOp
+from xdsl.parser import Parser
+from xdsl.passes import PassPipeline
+
+from collage_xdsl.backends import get_backend
+from collage_xdsl.codegen import compile_kernel, tuning
+from collage_xdsl.codegen.relax import host_target, to_relax
+from collage_xdsl.codegen.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
+from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.errors import CollageError
+from collage_xdsl.tools.collage import build_parser, main
+from passes.partition import CollagePartitionPass
+
+KERNEL = """
+func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x8xf32> {
+  %c = collage.matmul %a, %b : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %d = collage.relu %c : tensor<8x8xf32>
+  func.return %d : tensor<8x8xf32>
+}
+"""
+
+CRASHING_WORKER = [sys.executable, "-c", (
+    "import os, signal, sys; sys.stdin.read(); "
+    "print('  File \"<unknown>\", line 0, in tvm::ffi::ToJSONGraph(tvm::ffi::Any const&)', "
+    "file=sys.stderr, flush=True); os.kill(os.getpid(), signal.SIGSEGV)")]
+"""A stand-in for the tuning child that dies the way MetaSchedule's driver does here."""
+
+
+def context() -> Context:
+    ctx = Context()
+    for dialect in (Builtin, Func, Collage):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_module(text: str = KERNEL) -> ModuleOp:
+    return Parser(context(), text).parse_module()
+
+
+def kernel() -> FuncOp:
+    return next(op for op in parse_module().ops if isinstance(op, FuncOp))
+
+
+def inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((8, 16), np.float32), rng.standard_normal((16, 8), np.float32)
+    return a, b, np.maximum(a @ b, 0)
+
+
+@pytest.fixture
+def db(monkeypatch, tmp_path):
+    """A clean process setting and tuning database; restored afterwards."""
+    for var in (MODE_ENV, TRIALS_ENV, DB_ENV):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tuning, "_REPORTED", [])
+    monkeypatch.setattr(tuning, "_FAILED", {})
+    return tmp_path / "tuning"
+
+
+def test_options_validate_and_tag_the_tvm_version(db, monkeypatch):
+    with pytest.raises(CollageError, match="unknown mode 'autotvm'"):
+        TuningOptions("autotvm")
+    with pytest.raises(CollageError, match="at least 1"):
+        TuningOptions("metaschedule", trials=0)
+    monkeypatch.setenv(TRIALS_ENV, "many")
+    with pytest.raises(CollageError, match=TRIALS_ENV):
+        TuningOptions.from_env()
+    monkeypatch.delenv(TRIALS_ENV)
+    assert TuningOptions.from_env().mode == "none"
+    untuned = get_backend("tvm").version
+    assert untuned.endswith("+loopnest")
+    TuningOptions("metaschedule", trials=3, db_dir=str(db)).export()
+    assert get_backend("tvm").version == untuned + "+ms3"
+    assert get_backend("onnxruntime").version == get_backend("onnxruntime").version
+
+
+def test_pass_option_reaches_the_tvm_codegen(db, monkeypatch, capsys):
+    monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
+    pipeline = PassPipeline.parse_spec(
+        {"collage-partition": lambda: CollagePartitionPass},
+        f"collage-partition{{backends=tvm tvm-tune=metaschedule tvm-tune-trials=3 "
+        f'tvm-tune-db="{db}"}}',
+    )
+    (pass_,) = pipeline.passes
+    assert (pass_.tvm_tune, pass_.tvm_tune_trials, pass_.tvm_tune_db) == ("metaschedule", 3, str(db))
+    pipeline.apply(context(), parse_module())
+    assert TuningOptions.from_env() == TuningOptions("metaschedule", 3, str(db))
+    compiled = compile_kernel("tvm", kernel())
+    assert compiled.version.endswith("+loopnest+ms3")
+    assert any("MetaSchedule crashed" in note for note in compiled.notes)
+
+
+def test_crashing_tuner_falls_back_to_the_loop_nest_schedule(db, monkeypatch, capsys):
+    monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
+    TuningOptions("metaschedule", trials=2, db_dir=str(db)).export()
+    a, b, expected = inputs()
+    first = compile_kernel("tvm", kernel())
+    np.testing.assert_allclose(first([a, b])[0], expected, rtol=1e-5, atol=1e-5)
+    reason = "MetaSchedule crashed: signal 11 (SIGSEGV) in tvm::ffi::ToJSONGraph"
+    assert first.notes == [f"tvm-tune=metaschedule: {reason}; using the loop-nest schedule"]
+    second = compile_kernel("tvm", kernel())  # not tuned again, not reported again
+    assert second.notes == first.notes
+    assert capsys.readouterr().err.count(reason) == 1
+
+
+def test_tuned_kernel_matches_and_is_reused_from_the_database(db, monkeypatch):
+    TuningOptions("metaschedule", trials=2, db_dir=str(db)).export()
+    a, b, expected = inputs()
+    tuned = compile_kernel("tvm", kernel())
+    np.testing.assert_allclose(tuned([a, b])[0], expected, rtol=1e-5, atol=1e-5)
+    assert len(list(db.glob("*.json"))) == 1
+    assert not any("MetaSchedule" in note for note in tuned.notes)
+    monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)  # a child would crash
+    again = compile_kernel("tvm", kernel())
+    assert again.notes and all("tuning database" in n or "loop-nest schedule kept" in n
+                               for n in again.notes)
+    np.testing.assert_allclose(again([a, b])[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_recorded_trace_is_replayed(db):
+    """A MetaSchedule design-space sample stored as the task's record is what gets compiled."""
+    import tvm.s_tir.meta_schedule as ms
+
+    target = host_target()
+    with target:
+        legalized = tvm.transform.Sequential(
+            cpu_pipeline.library_dispatch_passes(target) + cpu_pipeline.legalize_passes(target)
+        )(to_relax(kernel()))
+    (func,) = [f for f in legalized.functions.values() if isinstance(f, tirx.PrimFunc)]
+    space = ms.space_generator.PostOrderApply(sch_rules="llvm", postprocs="llvm",
+                                              mutator_probs={})
+    tune_target = tvm.target.Target({**json.loads(str(target)), "num-cores": 2})
+    context_ = ms.TuneContext(mod=tvm.IRModule({"main": func}), target=tune_target,
+                              space_generator=space, num_threads=1, rand_state=1)
+    sch = context_.generate_design_space()[0]
+    trace = tuning._plain(sch.trace.as_json())
+    assert tvm_ffi.structural_equal(tuning.replay(func, trace), sch.mod["main"])
+    options = TuningOptions("metaschedule", trials=2, db_dir=str(db))
+    tuning._store_record(options.db_dir, tuning.task_key(func, target, options.trials),
+                         {"trace": trace, "seconds": 1e-6, "loop_nest_seconds": 2e-6,
+                          "samples": 1})
+    options.export()
+    compiled = compile_kernel("tvm", kernel())
+    assert any("tuned 1.0 us (loop-nest 2.0 us, from the tuning database)" in n
+               for n in compiled.notes)
+    a, b, expected = inputs()
+    np.testing.assert_allclose(compiled([a, b])[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_collage_command_options(db, monkeypatch, tmp_path, capsys):
+    args = build_parser().parse_args(["compile", "m.onnx", "-o", "out", "--tvm-tune",
+                                      "metaschedule", "--tvm-tune-trials", "4"])
+    assert (args.tvm_tune, args.tvm_tune_trials, args.tvm_tune_db) == ("metaschedule", 4, None)
+    assert build_parser().parse_args(["bench", "m.onnx"]).tvm_tune == "none"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "m.onnx", "--tvm-tune", "autotvm"])
+    model = tmp_path / "k.mlir"
+    model.write_text(KERNEL)
+    monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
+    status = main(["run", str(model), "--backends", "tvm", "--estimator", "mock",
+                   "--tvm-tune", "metaschedule", "--tvm-tune-db", str(db)])
+    assert status == 0
+    assert "MetaSchedule crashed: signal 11 (SIGSEGV)" in capsys.readouterr().err

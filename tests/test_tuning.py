@@ -97,7 +97,8 @@ def test_pass_option_reaches_the_tvm_codegen(db, monkeypatch, capsys):
         f'tvm-tune-db="{db}"}}',
     )
     (pass_,) = pipeline.passes
-    assert (pass_.tvm_tune, pass_.tvm_tune_trials, pass_.tvm_tune_db) == ("metaschedule", 3, str(db))
+    assert (pass_.tvm_tune, pass_.tvm_tune_trials, pass_.tvm_tune_db) == (
+        "metaschedule", 3, str(db))
     pipeline.apply(context(), parse_module())
     assert TuningOptions.from_env() == TuningOptions("metaschedule", 3, str(db))
     compiled = compile_kernel("tvm", kernel())

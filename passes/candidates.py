@@ -19,6 +19,7 @@ the `test` backend `test-ops`, `test-fusion` (none, tvm, arbitrary), `test-patte
 
 from __future__ import annotations
 
+from abc import ABC
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -27,15 +28,15 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.backends import MAX_CANDIDATES_PER_NODE, gather_specs
-from collage_xdsl.candidates import generate_candidates
+from collage_xdsl.candidates import PartitionSpec, generate_candidates
 from collage_xdsl.graph import DataflowGraph
 
 
 @dataclass(frozen=True)
-class CollageCandidatesPass(ModulePass):
-    """Prints the candidate kernels of every function for the enabled backends."""
-
-    name = "collage-candidates"
+class CandidateOptions(ModulePass, ABC):
+    """The options that choose the candidate kernels (Phase 1): enabled backends, depth
+    limits, maximal regions, the per-node cap and the toy `test` backend's declarations.
+    Shared by every pass that generates candidates."""
 
     backends: tuple[str, ...] = ("tvm", "onnxruntime", "openvino")
     tvm_max_depth: int = 8
@@ -46,8 +47,9 @@ class CollageCandidatesPass(ModulePass):
     test_fusion: str = "arbitrary"
     test_patterns: tuple[str, ...] = ()
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        specs = gather_specs(
+    def specs(self) -> list[PartitionSpec]:
+        """The partition specs of the enabled backends (then the host's)."""
+        return gather_specs(
             self.backends,
             native_max_depth=self.tvm_max_depth,
             byoc_max_depth=self.byoc_max_depth,
@@ -56,6 +58,16 @@ class CollageCandidatesPass(ModulePass):
             options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
                               "patterns": self.test_patterns}},
         )
+
+
+@dataclass(frozen=True)
+class CollageCandidatesPass(CandidateOptions):
+    """Prints the candidate kernels of every function for the enabled backends."""
+
+    name = "collage-candidates"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        specs = self.specs()
         for func in op.walk():
             if not isinstance(func, FuncOp) or func.is_declaration:
                 continue

@@ -38,9 +38,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
-from collage_xdsl.backends import MAX_CANDIDATES_PER_NODE, gather_specs
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
 from collage_xdsl.cost import Cost
@@ -55,6 +53,7 @@ from collage_xdsl.estimators import (
 from collage_xdsl.explain import FunctionReport, explain_function, write_report
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.partition import Kernel, coalesce, partition, partitionable_functions
+from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.search import search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
@@ -92,18 +91,15 @@ def make_estimator(
 
 
 @dataclass(frozen=True)
-class CollagePartitionPass(ModulePass):
-    """Collage: cheapest cover of every function by candidate kernels, as kernel regions."""
+class CollagePartitionPass(CandidateOptions):
+    """Collage: cheapest cover of every function by candidate kernels, as kernel regions.
+
+    Candidates come from the `CandidateOptions` (backends, depths, caps, `test` backend)."""
 
     name = "collage-partition"
 
-    backends: tuple[str, ...] = ("tvm", "onnxruntime", "openvino")
     estimator: str = "mock"
     mock_costs: str = ""
-    tvm_max_depth: int = 8
-    byoc_max_depth: int = 8
-    byoc_max_regions: bool = True
-    max_candidates_per_node: int = MAX_CANDIDATES_PER_NODE
     launch_penalty: float = 0.0
     cost_db: str | None = None
     measure_workers: int = 1
@@ -111,26 +107,12 @@ class CollagePartitionPass(ModulePass):
     coalesce: bool = True
     explain: str | None = None
     explain_table: str | None = None
-    test_ops: tuple[str, ...] = ()
-    test_fusion: str = "arbitrary"
-    test_patterns: tuple[str, ...] = ()
     tvm_tune: str | None = None
     """TVM schedule tuning, none or metaschedule (`collage_xdsl.codegen.tuning`); None
     keeps the process setting (``COLLAGE_TVM_TUNE``, default none)."""
     tvm_tune_trials: int = 16
     tvm_tune_db: str | None = None
     """Tuning database directory (default ``~/.cache/collage-xdsl/tvm-tuning``)."""
-
-    def specs(self) -> list[PartitionSpec]:
-        return gather_specs(
-            self.backends,
-            native_max_depth=self.tvm_max_depth,
-            byoc_max_depth=self.byoc_max_depth,
-            byoc_max_regions=self.byoc_max_regions,
-            max_per_node=self.max_candidates_per_node,
-            options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
-                              "patterns": self.test_patterns}},
-        )
 
     def coalesce_config(self, spec: PartitionSpec) -> SubGraphConfig | None:
         """What a merged kernel of `spec`'s backend must satisfy: convex, and within the

@@ -106,16 +106,19 @@ def test_partition_keeps_semantics_and_clones_constants():
     assert first.cost is not None and first.cost.value.data == 1e-6 and third.cost is None
 
 
+RELU_SIGMOID_MUL = f"""
+func.func @main(%x: {T}) -> {T} {{
+  %a = collage.relu %x : {T}
+  %s = collage.sigmoid %a : {T}
+  %m = collage.mul %a, %s : {BIN}
+  func.return %m : {T}
+}}"""
+"""{a, m} with s between them: a path leaves {a, m} and re-enters it."""
+
+
 def test_kernels_are_ordered_by_dataflow_and_must_be_convex():
     # {a, m} with s between them leaves and re-enters: rejected
-    src = f"""
-    func.func @main(%x: {T}) -> {T} {{
-      %a = collage.relu %x : {T}
-      %s = collage.sigmoid %a : {T}
-      %m = collage.mul %a, %s : {BIN}
-      func.return %m : {T}
-    }}"""
-    g = DataflowGraph(main_of(parse(src)))
+    g = DataflowGraph(main_of(parse(RELU_SIGMOID_MUL)))
     with pytest.raises(PartitionError, match="re-enters"):
         partition(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm")])
 
@@ -189,14 +192,7 @@ def test_coalesce_merges_touching_kernels_of_one_backend():
 
 def test_coalesce_never_creates_a_cycle():
     # a and m on tvm with s on onnxruntime between them: {a, m} would leave and re-enter
-    src = f"""
-    func.func @main(%x: {T}) -> {T} {{
-      %a = collage.relu %x : {T}
-      %s = collage.sigmoid %a : {T}
-      %m = collage.mul %a, %s : {BIN}
-      func.return %m : {T}
-    }}"""
-    g = DataflowGraph(main_of(parse(src)))
+    g = DataflowGraph(main_of(parse(RELU_SIGMOID_MUL)))
     kernels = [Kernel(SubGraph(g, nodes(g, "a")), "tvm"),
                Kernel(SubGraph(g, nodes(g, "s")), "onnxruntime"),
                Kernel(SubGraph(g, nodes(g, "m")), "tvm")]

@@ -50,8 +50,7 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--mock-costs", default="", metavar="B:SECONDS,...",
                    help="per-op base cost of each backend for --estimator mock")
     p.add_argument("--max-depth", type=int, default=8, metavar="N",
-                   help="max depth of candidate kernels (default 8; lower it for wide "
-                        "inception-style graphs, whose candidates grow quickly with depth)")
+                   help="max depth of candidate kernels (default 8)")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
     p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",

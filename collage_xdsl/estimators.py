@@ -23,14 +23,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
 
 from collage_xdsl.cost import Cost
-from collage_xdsl.dialects.collage import GatherOp, get_int
 from collage_xdsl.errors import CollageError
 from collage_xdsl.index_set import count
+from collage_xdsl.inputs import random_arguments
 from collage_xdsl.subgraph import SubGraph
-from collage_xdsl.tensors import np_dtype, shape_of
 
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
@@ -166,27 +164,7 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     func = next((op for op in module.body.ops if isinstance(op, FuncOp)), None)
     if func is None:
         raise CollageError("kernel module has no func.func to run")
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for t, arg in zip(func.function_type.inputs.data, func.body.block.args):
-        dtype = np_dtype(t.get_element_type())
-        shape = shape_of(t)
-        if dtype == np.bool_:
-            arrays.append(rng.random(shape) < 0.5)
-        elif np.issubdtype(dtype, np.integer):
-            arrays.append(rng.integers(0, _index_bound(arg, 4), shape).astype(dtype))
-        else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
-    return arrays
-
-
-def _index_bound(arg: SSAValue, bound: int) -> int:
-    """``bound``, or less when ``arg`` indexes a `collage.gather` axis that is shorter."""
-    for use in arg.uses:
-        if isinstance(use.operation, GatherOp) and use.index == 1:
-            shape = shape_of(use.operation.data.type)
-            bound = min(bound, shape[get_int(use.operation.axis, 0) % len(shape)])
-    return max(bound, 1)
+    return random_arguments(func, seed, int_high=4, cap_indices=True)
 
 
 class MeasuredCostEstimator(CostEstimator):

@@ -27,18 +27,16 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError
-from collage_xdsl.tensors import np_dtype, shape_of
+from collage_xdsl.inputs import random_arguments
 from collage_xdsl.tools.collage_opt import diagnostic_message, read_onnx
 from collage_xdsl.tools.collage_bench import add_bench
 from collage_xdsl.tools.collage_compile import add_compile, add_run_options
@@ -109,36 +107,9 @@ def load_model(path: str | Path) -> LoadedModel:
 # ---------------------------------------------------------------------------
 
 
-def _gather_bound(value: SSAValue) -> int | None:
-    """The size of the axis `value` indexes when it reaches a `collage.gather` as indices
-    (directly or through layout ops), so that random indices are in range."""
-    bounds = []
-    for use in value.uses:
-        op = use.operation
-        if isinstance(op, C.GatherOp) and use.index == 1:
-            shape = shape_of(op.data.type)
-            bounds.append(shape[C.get_int(op.axis, 0) % len(shape)])
-        elif isinstance(op, C.ReshapeOp | C.CastOp | C.ExpandOp | C.TransposeOp | C.SliceOp):
-            if (b := _gather_bound(op.results[0])) is not None:
-                bounds.append(b)
-    return min(bounds) if bounds else None
-
-
 def random_inputs(model: LoadedModel, seed: int) -> list[np.ndarray]:
     """Seeded inputs: floats ~ N(0, 1); integers in range for Gather (else 0 or 1); random bools."""
-    rng = np.random.default_rng(seed)
-    arrays = []
-    for arg in model.main.body.block.args:
-        if not isinstance(arg.type, TensorType):
-            raise CollageError(f"@main argument %{arg.name_hint}: {arg.type} is not a tensor")
-        shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
-        if dtype == np.bool_:
-            arrays.append(rng.random(shape) < 0.5)
-        elif np.issubdtype(dtype, np.integer):
-            arrays.append(rng.integers(0, _gather_bound(arg) or 2, shape).astype(dtype))
-        else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
-    return arrays
+    return random_arguments(model.main, seed, int_high=2)
 
 
 def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:

@@ -61,6 +61,9 @@ class PartitionOptions:
     launch_penalty: float = 0.0
     max_depth: int = 8
     """Max depth of TVM and BYOC candidates (`tvm-max-depth`, `byoc-max-depth`)."""
+    refine_budget: float = 0.0
+    """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`);
+    0 turns it off."""
 
 
 @dataclass

@@ -2,8 +2,10 @@
 
 An embedded SQLite file (default ``$XDG_CACHE_HOME/collage-xdsl/costs.sqlite``, or
 ``~/.cache/...``) keyed by (kernel structural hash, backend, backend version, host
-fingerprint), storing cost, spread, runs, reason and a timestamp. Many processes may
-write at once: WAL journal, a busy timeout and ``INSERT OR REPLACE`` in short
+fingerprint), storing cost, spread, runs, reason and a timestamp; and the calibrated
+transition costs (`collage_xdsl.transitions`) per backend versions and thread policy.
+Many processes may write at once: WAL journal, a busy timeout and ``INSERT OR REPLACE``
+in short
 ``BEGIN IMMEDIATE`` transactions. A file that is not ours (garbage, or SQLite with
 another schema or schema version) is reported as a :class:`CollageError` naming the
 file and the reason, and is never modified or deleted.
@@ -15,6 +17,7 @@ same model on the same host measures nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import platform
@@ -162,6 +165,28 @@ class CostDatabase:
         self._conn.execute(
             "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time()),
+        )
+
+    def get_transitions(self, key: str) -> dict | None:
+        """The transition costs calibrated under ``key`` on this host (JSON), or None."""
+        if "collage_transitions" not in self._tables():
+            return None
+        row = self._conn.execute(
+            "SELECT costs FROM collage_transitions WHERE key = ? AND host = ?",
+            (key, self.host),
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_transitions(self, key: str, costs: dict) -> None:
+        """Store calibrated transition costs (the table is created on first use)."""
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS collage_transitions (key TEXT NOT NULL, "
+            "host TEXT NOT NULL, costs TEXT NOT NULL, timestamp REAL NOT NULL, "
+            "PRIMARY KEY (key, host))"
+        )
+        self._conn.execute(
+            "INSERT OR REPLACE INTO collage_transitions VALUES (?, ?, ?, ?)",
+            (key, self.host, json.dumps(costs), time.time()),
         )
 
     def __len__(self) -> int:

@@ -4,11 +4,15 @@ Per function: the chosen kernels (backend, label, ops, estimated cost, and the b
 backend that had a candidate for exactly the same nodes, with its cost), the total cost
 of the cover the search found (launch penalties included; before MaxCoalesce merges
 kernels, whose reported cost is then the sum of their parts), how many candidates there
-were, how many estimates ran (cost-database misses when a database is used), cost-database hits, and the
-search time. `to_json` gives the JSON report (unknown or invalid costs are `null`, with
-`"unknown"` / `"invalid"` in `cost_status`), `format_table` the human table:
+were, how many estimates ran (cost-database misses when a database is used), cost-database
+hits, the search time, and the estimate of a whole run of the final kernels by part
+(kernel costs, launches, crossings between backends, the runtime's base cost:
+`collage_xdsl.transitions.plan_estimate`). `to_json` gives the JSON report (unknown or
+invalid costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`),
+`format_table` the human table:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
+      estimated run 4.71 s: kernels 4.71 s, launches 0 s, crossings 0 s, base 0 s
       backend      cost         best other            label / ops
       test         2.71 s       tvm 5.42 s            relu_add_relu: relu, add, relu
 """
@@ -28,6 +32,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits
 from collage_xdsl.partition import Kernel, kernel_label
+from collage_xdsl.transitions import NONE, PlanEstimate, TransitionCosts, plan_estimate
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class FunctionReport:
     cost_db_hits: int
     search_seconds: float
     states_expanded: int
+    estimate: PlanEstimate
 
 
 def explain_function(
@@ -67,6 +73,7 @@ def explain_function(
     cost_db_hits: int,
     search_seconds: float,
     states_expanded: int,
+    transitions: TransitionCosts = NONE,
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
     (from the estimator's memo: nothing is estimated twice)."""
@@ -95,7 +102,8 @@ def explain_function(
             best[2].seconds if best else None,
         ))
     return FunctionReport(graph.func.sym_name.data, tuple(reports), total, len(candidates),
-                          estimates, cost_db_hits, search_seconds, states_expanded)
+                          estimates, cost_db_hits, search_seconds, states_expanded,
+                          plan_estimate(graph, kernels, transitions))
 
 
 def _number(x: float | None) -> float | None:
@@ -119,6 +127,13 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
             "cost_db_hits": r.cost_db_hits,
             "search_seconds": r.search_seconds,
             "states_expanded": r.states_expanded,
+            "estimated_seconds": _number(r.estimate.total),
+            "estimate": {
+                "kernels": _number(r.estimate.kernels),
+                "launches": r.estimate.launches,
+                "crossings": r.estimate.crossings,
+                "base": r.estimate.base,
+            },
             "kernels": [
                 {
                     "backend": k.backend,
@@ -159,6 +174,10 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
             f"{r.candidates} candidates, {r.estimates} estimates, {r.cost_db_hits} cost-DB "
             f"hits, search {_seconds(r.search_seconds)}"
         )
+        e = r.estimate
+        lines.append(f"  estimated run {_seconds(e.total)}: kernels {_seconds(e.kernels)}, "
+                     f"launches {_seconds(e.launches)}, crossings {_seconds(e.crossings)}, "
+                     f"base {_seconds(e.base)}")
         lines.append(f"  {'backend':<12} {'cost':<12} {'best other':<24} label / ops")
         for k in r.kernels:
             other = "-" if k.best_other is None else \

@@ -14,7 +14,18 @@ popped its cost is optimal. Determinism: the queue orders by (cost, covered set 
 int, insertion counter), candidates are tried in input order, and a path replaces the
 best known path to a state only when it is strictly cheaper.
 
-Pruning before the search, both safe because they never remove the last cheapest cover:
+Boundary-aware costs (``transitions``, a :class:`TransitionCosts`; needs the graph and
+``backend_of``): a kernel also pays its backend's launch cost, and each tensor it reads
+from, or hands to, an already covered kernel node of another backend pays a crossing
+(`collage_xdsl.transitions`). A crossing is charged when the second of its two kernels
+joins the cover, so every crossing of a cover is charged once. The state is still the
+covered set: the path that reaches a state first fixes the backends of its nodes, so with
+crossings the search is a best-first heuristic rather than exact (the end-to-end
+refinement, `collage-refine`, measures what it cannot see). Of candidates with the same
+kernel-node set the cheapest per backend is kept, since their crossings differ.
+
+Pruning before the search, both safe because they never remove the last cheapest cover
+(with crossings: the singles' crossings between each other count against them):
 
 * Invalid candidates are dropped, so a cover with an Invalid kernel is never returned.
 * Of the candidates with the same kernel-node set only the cheapest (first on ties) is
@@ -38,6 +49,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import CostEstimator, kernel_request
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, first
+from collage_xdsl.transitions import Boundaries, TransitionCosts
 
 
 MAX_REASONS = 5
@@ -71,6 +83,8 @@ def search(
     launch_penalty: float = 0.0,
     is_host: Callable[[C], bool] | None = None,
     describe: Callable[[C], str] = str,
+    backend_of: Callable[[C], str | None] | None = None,
+    transitions: TransitionCosts | None = None,
 ) -> SearchResult[C]:
     """The cheapest exact cover of the ``needs_kernel`` nodes by ``candidates``.
 
@@ -89,13 +103,22 @@ def search(
     if not launch_penalty >= 0:
         raise CollageError(f"search: launch penalty must be >= 0 seconds, not {launch_penalty}")
     penalty = Cost(launch_penalty)
+    if transitions is not None and transitions.is_zero:
+        transitions = None
+    if transitions is not None and (graph is None or backend_of is None):
+        raise CollageError("search: transition costs need the graph and backend_of")
+    boundaries = Boundaries(graph) if transitions is not None else None
+
+    def backend(i: int) -> str | None:
+        return backend_of(candidates[i]) if backend_of is not None else None
 
     def name(v: int) -> str:
         return graph.nodes[v].name if graph is not None else f"node {v}"
 
     # -- cost every candidate once; keep the cheapest per kernel-node set --------------
     invalid: list[tuple[int, str]] = []  # (work set, "candidate: reason")
-    best_for: dict[int, tuple[Cost, int]] = {}  # work set -> (edge cost, candidate index)
+    # (work set, backend when crossings count) -> (edge cost, candidate index)
+    best_for: dict[tuple[int, str | None], tuple[Cost, int]] = {}
     for i, c in enumerate(candidates):
         if c.inside & ~full:
             raise CollageError(
@@ -114,18 +137,44 @@ def search(
             invalid.append((work, f"{describe(c)}: {cost.reason or 'Invalid'}"))
             continue
         edge = cost if is_host is not None and is_host(c) else cost + penalty
-        if work not in best_for or edge < best_for[work][0]:
-            best_for[work] = (edge, i)
+        if transitions is not None and backend(i) is not None:
+            edge = edge + Cost(transitions.kernel(backend(i)))
+        key = (work, backend(i) if transitions is not None else None)
+        if key not in best_for or edge < best_for[key][0]:
+            best_for[key] = (edge, i)
 
-    best_single = {first(w): e for w, (e, _) in best_for.items() if w & (w - 1) == 0}
+    best_single: dict[int, tuple[Cost, int]] = {}
+    for (w, _), (e, i) in best_for.items():
+        v = first(w)
+        if w & (w - 1) == 0 and (v not in best_single or e < best_single[v][0]):
+            best_single[v] = (e, i)
+
+    def singles_cost(work: int) -> Cost | None:
+        """The cost of covering ``work`` by the best single-node candidates (None: some
+        node has none), crossings between them included."""
+        singles = [best_single.get(v) for v in bits(work)]
+        if None in singles:
+            return None
+        total = sum((e for e, _ in singles), Cost.zero())
+        if boundaries is not None:
+            where = {v: backend(i) for v, (_, i) in zip(bits(work), singles)}
+            for v in bits(work):
+                _, outs = boundaries.crossings(1 << v)
+                total = total + Cost(sum(transitions.edge(where[v], where[q], n)
+                                         for q, n in outs if q in where))
+        return total
+
     at: dict[int, list[tuple[Cost, int, int]]] = {}
+    crossings: dict[int, tuple[list, list]] = {}
     reachable = 0
-    for work, (edge, i) in sorted(best_for.items(), key=lambda item: item[1][1]):
+    for (work, _), (edge, i) in sorted(best_for.items(), key=lambda item: item[1][1]):
         if work & (work - 1):
-            singles = [best_single.get(v) for v in bits(work)]
-            if None not in singles and sum(singles, Cost.zero()) <= edge:
+            singles = singles_cost(work)
+            if singles is not None and singles <= edge:
                 continue
         at.setdefault(first(work), []).append((edge, work, i))
+        if boundaries is not None and backend(i) is not None:
+            crossings[i] = boundaries.crossings(candidates[i].inside)
         reachable |= work
 
     uncoverable = needs_kernel & ~reachable
@@ -144,6 +193,19 @@ def search(
     # -- Dijkstra -----------------------------------------------------------------------
     start = full & ~needs_kernel
     best: dict[int, tuple[Cost, int, int]] = {start: (Cost.zero(), -1, -1)}
+    owners: dict[int, dict[str, int]] = {start: {}}
+    """Per state on its best path: backend -> the kernel nodes it covers (crossings only)."""
+
+    def crossing_cost(i: int, owned: dict[str, int]) -> Cost:
+        b = backend(i)
+        ins, outs = crossings.get(i, ((), ()))
+        total = 0.0
+        for theirs, mask in owned.items():
+            if theirs != b:
+                total += sum(transitions.edge(theirs, b, n) for p, n in ins if mask >> p & 1)
+                total += sum(transitions.edge(b, theirs, n) for q, n in outs if mask >> q & 1)
+        return Cost(total)
+
     queue: list[tuple[tuple[int, float], int, int]] = [(Cost.zero().sort_key(), start, 0)]
     pushed = 1
     done: set[int] = set()
@@ -166,9 +228,17 @@ def search(
             if nxt in done:
                 continue
             new = cost + edge
+            if i in crossings:
+                new = new + crossing_cost(i, owners[covered])
             old = best.get(nxt)
             if old is None or new < old[0]:
                 best[nxt] = (new, covered, i)
+                if boundaries is not None:
+                    owned = dict(owners[covered])
+                    b = backend(i)
+                    if b is not None:
+                        owned[b] = owned.get(b, 0) | work
+                    owners[nxt] = owned
                 heapq.heappush(queue, (new.sort_key(), nxt, pushed))
                 pushed += 1
         if not fired:
@@ -192,11 +262,12 @@ def _result(candidates, best, covered, expanded, started) -> SearchResult:
 
 def search_candidates(
     graph: DataflowGraph, candidates: Sequence, estimator: CostEstimator,
-    *, launch_penalty: float = 0.0,
+    *, launch_penalty: float = 0.0, transitions: TransitionCosts | None = None,
 ) -> SearchResult:
     """:func:`search` over candidate kernels (``.sub_graph``, ``.spec.name``,
     ``.spec.backend``, ``.describe(graph)``): host candidates (a spec without backend)
-    cost nothing and pay no launch penalty; the others are costed by ``estimator``."""
+    cost nothing, pay no launch penalty and no crossings; the others are costed by
+    ``estimator``, plus ``transitions`` when given."""
 
     def is_host(c) -> bool:
         return c.spec.backend is None
@@ -207,4 +278,6 @@ def search_candidates(
         return estimator.estimate(kernel_request(c.sub_graph, c.spec.name))
 
     return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
-                  is_host=is_host, describe=lambda c: c.describe(graph))
+                  is_host=is_host, describe=lambda c: c.describe(graph),
+                  backend_of=lambda c: None if is_host(c) else c.spec.name,
+                  transitions=transitions)

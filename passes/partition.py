@@ -10,7 +10,9 @@ costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, defa
 or `estimator=measured`: compiled through the backends' codegen and timed in worker
 processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`
 seconds per kernel; `cost-db=PATH`
-keeps costs between runs; `launch-penalty` seconds per kernel), and Phase 4: the chosen
+keeps costs between runs; `launch-penalty` seconds per kernel; `transitions=auto|none|
+measured|fixed:SECONDS`: boundary-aware costs, `collage_xdsl.transitions`, calibrated once
+per cost database with the measured estimator by default), and Phase 4: the chosen
 sub-graphs become `collage.kernel` regions (`coalesce=true` merges touching kernels of
 one backend, see `collage_xdsl.partition`). `explain=PATH.json` writes the report of
 `collage_xdsl.explain`, whose table goes to stderr (or to `explain-table=PATH`).
@@ -56,6 +58,12 @@ from collage_xdsl.partition import Kernel, coalesce, partition, partitionable_fu
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.search import search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.transitions import (
+    NONE,
+    TransitionCosts,
+    parse_transitions,
+    transition_costs,
+)
 
 
 def make_estimator(
@@ -107,6 +115,7 @@ class CollagePartitionPass(CandidateOptions):
     coalesce: bool = True
     explain: str | None = None
     explain_table: str | None = None
+    transitions: str = "auto"
     tvm_tune: str | None = None
     """TVM schedule tuning, none or metaschedule (`collage_xdsl.codegen.tuning`); None
     keeps the process setting (``COLLAGE_TVM_TUNE``, default none)."""
@@ -128,6 +137,29 @@ class CollagePartitionPass(CandidateOptions):
             depth = self.tvm_max_depth
         return SubGraphConfig(max_exits=0, allow_taps=True, max_depth=depth)
 
+    def transition_costs(self, specs: Sequence[PartitionSpec], db: CostDatabase | None
+                         ) -> TransitionCosts:
+        """The `transitions` option's costs: calibrated (kept in `db`) for `measured`, and
+        for `auto` with the measured estimator when every backend has a codegen hook."""
+        from collage_xdsl.codegen import BACKENDS
+        from collage_xdsl.codegen.threads import ThreadPolicy
+
+        choice = parse_transitions(self.transitions)
+        if isinstance(choice, TransitionCosts):
+            return choice
+        backends = [s for s in specs if s.backend is not None]
+        missing = [s.name for s in backends if s.name not in BACKENDS]
+        if choice == "none" or (choice == "auto" and (self.estimator != "measured" or missing)):
+            return NONE
+        if missing:
+            raise CollageError(
+                f"collage-partition: transitions=measured runs kernels on every backend; "
+                f"{', '.join(repr(m) for m in missing)} has no codegen hook"
+            )
+        return transition_costs([s.name for s in backends],
+                                {s.name: s.backend.version for s in backends},
+                                ThreadPolicy.resolve(None), db)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.tvm_tune is not None:  # before any TVM kernel is compiled or measured
             from collage_xdsl.codegen.tuning import TuningOptions, default_db_dir
@@ -138,6 +170,7 @@ class CollagePartitionPass(CandidateOptions):
         estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db,
                                        self.measure_workers, self.measure_timeout)
         configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
+        transitions = self.transition_costs(specs, db)
 
         def valid(sub: SubGraph, backend: str) -> bool:
             config = configs[backend]
@@ -159,7 +192,8 @@ class CollagePartitionPass(CandidateOptions):
                     for c in candidates if c.spec.backend is not None
                 )
                 result = search_candidates(graph, candidates, estimator,
-                                           launch_penalty=self.launch_penalty)
+                                           launch_penalty=self.launch_penalty,
+                                           transitions=transitions)
                 kernels = [Kernel(c.sub_graph, c.spec.name, cost_of(c).seconds)
                            for c in result.chosen if c.spec.backend is not None]
                 if self.coalesce:
@@ -173,6 +207,7 @@ class CollagePartitionPass(CandidateOptions):
                         graph, kernels, candidates, cost_of, total=result.total,
                         estimates=misses, cost_db_hits=hits,
                         search_seconds=result.seconds, states_expanded=result.states_expanded,
+                        transitions=transitions,
                     ))
                 partition(graph, kernels)
         finally:

@@ -1,0 +1,145 @@
+"""Boundary-aware costs: plan estimates, crossings in the search, calibration, caching."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import FunctionType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region
+
+from collage_xdsl import transitions as T
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.cost import Cost
+from collage_xdsl.cost_db import CostDatabase
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.errors import CollageError
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.partition import Kernel
+from collage_xdsl.search import search
+from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.tensors import tensor_type
+
+
+def chain_graph(n: int = 3, size: int = 4) -> tuple[DataflowGraph, list[int]]:
+    """x -> relu -> relu -> ... (n ops) -> return; the op node indices in order."""
+    t = tensor_type((size,), np.float32)
+    block = Block(arg_types=[t])
+    value, ops = block.args[0], []
+    for _ in range(n):
+        ops.append(C.ReluOp(value))
+        value = ops[-1].results[0]
+    block.add_ops([*ops, ReturnOp(value)])
+    graph = DataflowGraph(FuncOp("main", FunctionType.from_lists([t], [t]), Region(block)))
+    return graph, [graph.node_of(op) for op in ops]
+
+
+def test_plan_estimate_charges_launches_and_crossings_between_backends():
+    graph, (a, b, c) = chain_graph(size=8)  # 32-byte tensors
+    costs = T.TransitionCosts(
+        base=1.0, launch={"x": 0.1, "y": 0.2},
+        crossing={("x", "y"): (0.01, 0.001), ("y", "x"): (0.02, 0.0)})
+    kernels = [Kernel(SubGraph(graph, 1 << a), "x", 3.0),
+               Kernel(SubGraph(graph, 1 << b), "y", 4.0),
+               Kernel(SubGraph(graph, 1 << c), "x", 5.0)]
+    e = T.plan_estimate(graph, kernels, costs)
+    assert e.kernels == 12.0 and e.base == 1.0
+    assert e.launches == pytest.approx(0.1 + 0.2 + 0.1)
+    assert e.crossings == pytest.approx((0.01 + 0.001 * 32) + 0.02)
+    assert e.total == pytest.approx(12.0 + 1.0 + 0.4 + 0.062)
+    # one kernel: no crossing; no kernels at all: no base either
+    whole = T.plan_estimate(graph, [Kernel(SubGraph(graph, (1 << a) | (1 << b) | (1 << c)),
+                                           "x", 6.0)], costs)
+    assert (whole.crossings, whole.launches, whole.total) == (0.0, 0.1, pytest.approx(7.1))
+    assert T.plan_estimate(graph, [], costs).total == 0.0
+
+
+@pytest.mark.parametrize("crossing, expected", [
+    (0.0, ["y", "x", "y"]),      # the cheap backend y wherever it runs
+    (0.2, ["y", "x", "y"]),      # two crossings (0.4) cost less than y saves (2 x 0.5)
+    (0.6, ["x"]),                # dearer crossings: everything on x, fused
+])
+def test_search_weighs_crossings_against_kernel_costs(crossing, expected):
+    graph, (a, b, c) = chain_graph()
+
+    class Cand:
+        def __init__(self, inside, backend, cost):
+            self.inside, self.backend, self.cost = inside, backend, cost
+
+    cands = [Cand(1 << v, "x", 1.0) for v in (a, b, c)]
+    cands += [Cand(1 << v, "y", 0.5) for v in (a, c)]  # y cannot run the middle op
+    cands.append(Cand((1 << a) | (1 << b) | (1 << c), "x", 2.9))
+    result = search(graph, cands, lambda k: k.cost, backend_of=lambda k: k.backend,
+                    transitions=T.FixedCrossing(seconds=crossing))
+    assert [k.backend for k in result.chosen] == expected
+    kernels = [Kernel(SubGraph(graph, k.inside), k.backend, k.cost) for k in result.chosen]
+    # the search charged each crossing of its cover once: its total is the plan estimate
+    estimate = T.plan_estimate(graph, kernels, T.FixedCrossing(seconds=crossing))
+    assert result.total.seconds == pytest.approx(estimate.total)
+
+
+def test_search_needs_graph_and_backends_for_crossings():
+    with pytest.raises(CollageError, match="transition costs need the graph"):
+        search(2, [], lambda k: Cost(1.0), transitions=T.FixedCrossing(seconds=1.0))
+
+
+@pytest.mark.parametrize("text", ["fixed", "fixed:", "fixed:x", "fixed:-1", "fixed:nan", "some"])
+def test_bad_transition_options_are_named(text):
+    with pytest.raises(CollageError, match="transitions: expected none, measured, auto"):
+        T.parse_transitions(text)
+
+
+def test_transition_option_values():
+    assert T.parse_transitions(" measured ") == "measured"
+    fixed = T.parse_transitions("fixed:0.5")
+    assert isinstance(fixed, T.FixedCrossing) and fixed.edge("a", "b", 10) == 0.5
+    assert fixed.edge("a", "a", 10) == 0.0 and fixed.edge(None, "b", 10) == 0.0
+
+
+def test_json_round_trip():
+    costs = T.TransitionCosts(1e-6, {"tvm": 2e-6}, {("tvm", "openvino"): (3e-6, 1e-12)})
+    assert T.TransitionCosts.from_json(costs.to_json()) == costs
+    assert "tvm>openvino 3.0" in costs.describe()
+
+
+def test_calibration_measures_real_backends():
+    costs = T.calibrate(("onnxruntime", "openvino"), ThreadPolicy(1))
+    assert set(costs.launch) == {"onnxruntime", "openvino"}
+    assert set(costs.crossing) == {("onnxruntime", "openvino"), ("openvino", "onnxruntime")}
+    values = [costs.base, *costs.launch.values(), *(x for c in costs.crossing.values() for x in c)]
+    assert all(math.isfinite(v) and v >= 0 for v in values)
+    assert costs.crossing[("onnxruntime", "openvino")] == costs.crossing[("openvino", "onnxruntime")]
+    assert costs.base < 1e-3  # the runtime's own cost per run is microseconds, not more
+
+
+def test_calibrations_are_kept_in_the_cost_database(tmp_path, monkeypatch):
+    calls = []
+    fake = T.TransitionCosts(2e-6, {"tvm": 1e-6, "openvino": 0.0},
+                             {("tvm", "openvino"): (5e-6, 0.0), ("openvino", "tvm"): (5e-6, 0.0)})
+
+    def calibrate(backends, policy):
+        calls.append((tuple(backends), policy.threads))
+        return fake
+
+    monkeypatch.setattr(T, "calibrate", calibrate)
+    versions = {"tvm": "1", "openvino": "2"}
+    with CostDatabase(tmp_path / "c.sqlite") as db:
+        assert db.get_transitions("k") is None  # no table yet: nothing stored
+        assert T.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(2), db) == fake
+    with CostDatabase(tmp_path / "c.sqlite") as db:
+        assert T.transition_costs(["openvino", "tvm"], versions, ThreadPolicy(2), db) == fake
+        assert len(calls) == 1  # read back, whatever the backend order
+        T.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(1), db)
+        T.transition_costs(["tvm", "openvino"], {**versions, "tvm": "9"}, ThreadPolicy(2), db)
+        assert len(calls) == 3  # another thread count or version calibrates again
+
+
+def test_a_failed_calibration_costs_nothing_and_says_why(monkeypatch, capsys):
+    def calibrate(backends, policy):
+        raise CollageError("transition calibration: the worker process crashed")
+
+    monkeypatch.setattr(T, "calibrate", calibrate)
+    assert T.transition_costs(["tvm"], {"tvm": "1"}, ThreadPolicy(1)) is T.NONE
+    assert "worker process crashed; boundary costs are left out" in capsys.readouterr().err

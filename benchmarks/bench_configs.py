@@ -1,0 +1,167 @@
+"""The configurations a model is benchmarked in, and the check of their outputs.
+
+    runs = {"onnxruntime": whole_model("onnxruntime", model, policy),
+            "pf-openvino": executable(partition_for(model.module, "openvino"), policy), ...}
+    disagreement = check_outputs(got, want, model, inputs, policy)   # None when they agree
+
+Single backends run in their best whole-model configuration (as `collage bench` runs them):
+`onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
+CPU in f32, `tvm` our lowering (`collage-assign{backend=tvm}`, FuseOps groups) through the
+runtime. `pf-<backend>` is the greedy BYOC baseline (`collage-partition-for{backend=...}`,
+then `collage-outline`) through the runtime. Every configuration uses the same
+`ThreadPolicy`.
+
+Outputs are compared with ONNX Runtime's within RTOL / ATOL. One exception: an output
+computed by a Softmax whose logits are so large that one float32 ulp of them (np.spacing)
+is at least RTOL: then a rounding-level difference in the logits moves the probabilities
+by more than the tolerance, and which backend is "right" is decided by rounding (the light
+SqueezeNet's logits are 6.8e9, all equal: ONNX Runtime gives 1/1000 everywhere, OpenVINO a
+one-hot). Such a disagreement is a note, not a failure; the logits come from ONNX Runtime
+on a copy of the model that also outputs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.traits import SymbolTable
+
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.pipeline import assign_module
+from collage_xdsl.runtime import Executable
+from collage_xdsl.tools.collage import LoadedModel
+from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+
+Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+SINGLES = ("onnxruntime", "openvino", "tvm")
+BASELINES = ("pf-onnxruntime", "pf-openvino")
+COLLAGE = ("collage-search", "collage")
+CONFIGS = SINGLES + BASELINES + COLLAGE
+REFERENCE = "onnxruntime"
+RTOL, ATOL = 1e-3, 1e-4
+
+
+def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy) -> Run:
+    """`backend` alone on the whole model, in its best configuration."""
+    assert model.onnx_path is not None
+    if backend == "onnxruntime":
+        return onnxruntime_session(model.onnx_path, model.input_names, policy)
+    if backend == "openvino":
+        return openvino_model(model.onnx_path, policy)
+    return executable(assign_module(model.module, backend), policy)
+
+
+def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
+    """A copy of `module` partitioned by the greedy BYOC baseline for `backend`, outlined."""
+    from collage_xdsl.passes.outline import CollageOutlinePass
+    from collage_xdsl.passes.partition_for import CollagePartitionForPass
+
+    module = module.clone()
+    CollagePartitionForPass(backend=backend).apply(Context(), module)
+    CollageOutlinePass().apply(Context(), module)
+    return module
+
+
+def executable(module: ModuleOp, policy: ThreadPolicy) -> Run:
+    return Executable(module, threads=policy).run
+
+
+def kernel_call_cost(module: ModuleOp) -> float | None:
+    """The sum of the estimated costs (`collage.cost`, seconds) of every kernel call in
+    @main of an outlined module; None when a called kernel has no cost."""
+    main = SymbolTable.lookup_symbol(module, "main")
+    assert isinstance(main, FuncOp)
+    total = 0.0
+    for op in main.body.block.ops:
+        if not isinstance(op, CallOp):
+            continue
+        callee = SymbolTable.lookup_symbol(module, op.callee)
+        if not isinstance(callee, FuncOp) or "collage.kernel" not in callee.attributes:
+            continue
+        cost = callee.attributes.get("collage.cost")
+        if not isinstance(cost, FloatAttr) or not np.isfinite(cost.value.data):
+            return None
+        total += cost.value.data
+    return total
+
+
+def _mismatch(got: np.ndarray, want: np.ndarray) -> str | None:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} instead of {list(want.shape)}"
+    if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True):
+        return None
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return f"max abs difference {np.nanmax(diff):.3g}"
+
+
+def softmax_logits(path, output_names: Sequence[str], inputs: Sequence[np.ndarray],
+                   policy: ThreadPolicy) -> dict[str, np.ndarray]:
+    """For each model output that a Softmax computes, ONNX Runtime's value of its input."""
+    model = onnx.load(path)
+    producers = {out: node for node in model.graph.node for out in node.output}
+    logits = {}
+    for output in model.graph.output:
+        node = producers.get(output.name)
+        if node is not None and node.op_type == "Softmax" and output.name in output_names:
+            logits[output.name] = node.input[0]
+            model.graph.output.append(helper.make_tensor_value_info(
+                node.input[0], output.type.tensor_type.elem_type, None))
+    if not logits:
+        return {}
+    import onnxruntime as ort
+
+    from collage_xdsl.codegen.onnxruntime import session_options
+
+    session = ort.InferenceSession(model.SerializeToString(), session_options(policy),
+                                   providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    values = session.run(list(logits.values()), dict(zip(names, inputs)))
+    return dict(zip(logits, values))
+
+
+def ill_conditioned(logits: np.ndarray) -> bool:
+    """One float32 ulp of the largest logit moves a softmax probability by >= RTOL."""
+    largest = np.float32(np.abs(logits).max()) if logits.size else np.float32(0)
+    return logits.dtype == np.float32 and float(np.spacing(largest)) >= RTOL
+
+
+class OutputCheck:
+    """Compares outputs with the reference's; explains ill-conditioned Softmax outputs."""
+
+    def __init__(self, model: LoadedModel, inputs: Sequence[np.ndarray],
+                 reference: Sequence[np.ndarray], policy: ThreadPolicy):
+        self.model, self.inputs, self.reference, self.policy = model, inputs, reference, policy
+        self._logits: dict[str, np.ndarray] | None = None
+
+    def logits(self) -> dict[str, np.ndarray]:
+        if self._logits is None:
+            self._logits = softmax_logits(self.model.onnx_path, self.model.output_names,
+                                          self.inputs, self.policy)
+        return self._logits
+
+    def compare(self, outputs: Sequence[np.ndarray]) -> tuple[str | None, list[str]]:
+        """(the disagreement that fails the configuration or None, notes)."""
+        if len(outputs) != len(self.reference):
+            return f"{len(outputs)} outputs instead of {len(self.reference)}", []
+        notes = []
+        for name, got, want in zip(self.model.output_names, outputs, self.reference):
+            mismatch = _mismatch(got, want)
+            if mismatch is None:
+                continue
+            logits = self.logits().get(name)
+            if logits is None or not ill_conditioned(logits) or got.shape != want.shape:
+                return f"disagrees with {REFERENCE} on output {name!r}: {mismatch}", []
+            notes.append(
+                f"output {name!r} differs from {REFERENCE} ({mismatch}) but is the Softmax of "
+                f"logits up to {np.abs(logits).max():.3g}, where one float32 ulp is "
+                f"{np.spacing(np.float32(np.abs(logits).max())):.3g}: decided by rounding"
+            )
+        return None, notes

@@ -1,0 +1,208 @@
+"""The benchmark's report: summary over models, text and Markdown tables, the ratio chart.
+
+    results["summary"] = summarize(results["models"])
+    print(format_tables(results))                 # aligned text
+    Path("table.md").write_text(markdown_tables(results))
+    plot_ratios(results, Path("ratios.png"))
+
+Two tables: the median latency of every configuration (ms), and per non-single
+configuration the median of its per-round ratios to the best single backend with the 95%
+confidence interval, next to the partitioning times (cold and warm cost database, and
+with refinement) and the additive errors. `*` marks a slow configuration timed in a few
+rounds only. Below them: the geomean of each ratio over the models, how many models are
+above 1.02x, the largest additive error, and notes (failures with their reasons).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench_configs import BASELINES, COLLAGE, CONFIGS
+from bench_stats import geomean
+
+ABOVE = 1.02
+"""A model is above the best single backend when its median ratio exceeds this."""
+GOALS = {"geomean": 0.9, "above": 0, "additive": 0.10}
+RATIO_CONFIGS = BASELINES + COLLAGE
+
+
+def _ok(model: dict, config: str) -> dict | None:
+    entry = model["configs"].get(config)
+    return entry if model["status"] == "ok" and entry and entry["status"] == "ok" else None
+
+
+def summarize(models: dict[str, dict]) -> dict:
+    """Per non-single configuration: models measured, geomean ratio, models above 1.02x;
+    per collage configuration: the additive errors' largest magnitude."""
+    summary: dict = {"ratio": {}, "additive_error": {}}
+    for config in RATIO_CONFIGS:
+        ratios = [e["ratio"]["median"] for m in models.values() if (e := _ok(m, config))]
+        summary["ratio"][config] = {
+            "models": len(ratios),
+            "geomean": geomean(ratios) if ratios else None,
+            "above_1.02": sum(r > ABOVE for r in ratios),
+        }
+    for config in COLLAGE:
+        errors = [abs(e["error"]) for m in models.values()
+                  if (e := m["additive_error"].get(config)) is not None]
+        summary["additive_error"][config] = {
+            "models": len(errors), "max_abs": max(errors) if errors else None}
+    return summary
+
+
+def _ms(x: float) -> str:
+    return f"{x:.3f}" if x < 1 else f"{x:.2f}" if x < 100 else f"{x:.0f}"
+
+
+def _cell(model: dict, config: str, ratio: bool) -> str:
+    if model["status"] != "ok":
+        return "failed"
+    entry = model["configs"].get(config)
+    if entry is None:
+        return ""
+    if entry["status"] != "ok":
+        return entry["status"]
+    slow = "*" if entry["slow"] else ""
+    if not ratio:
+        return _ms(entry["median_ms"]) + slow
+    r = entry["ratio"]
+    return f"{r['median']:.2f} ({r['low']:.2f}-{r['high']:.2f}){slow}"
+
+
+def _seconds(record: dict | None, key: str = "seconds") -> str:
+    if record is None or record.get(key) is None:
+        return "n/a"
+    return f"{record[key]:.2f}" if record[key] < 10 else f"{record[key]:.1f}"
+
+
+def _error(model: dict, config: str) -> str:
+    e = model["additive_error"].get(config)
+    return "n/a" if e is None else f"{e['error'] * 100:+.0f}%"
+
+
+def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of the latency table and the ratio table."""
+    models = results["models"].values()
+    latency = [
+        [m["display"], m.get("best_single", "")] + [_cell(m, c, False) for c in CONFIGS]
+        for m in models
+    ]
+    ratios = [
+        [m["display"]] + [_cell(m, c, True) for c in RATIO_CONFIGS] + [
+            _seconds(m["partition"], "cold_seconds"),
+            _seconds(m["partition"].get("warm")),
+            _seconds(m["partition"].get("refined")),
+            _error(m, "collage-search"),
+            _error(m, "collage"),
+        ]
+        for m in models
+    ]
+    return [
+        ("Median latency (ms)", ["model", "best single", *CONFIGS], latency),
+        ("Ratio to the best single backend: median of per-round ratios (95% CI)",
+         ["model", *RATIO_CONFIGS, "partition cold s", "warm s", "refined s",
+          "additive error search", "additive error collage"], ratios),
+    ]
+
+
+def summary_lines(results: dict) -> list[str]:
+    s = results["summary"]
+    lines = []
+    for config, r in s["ratio"].items():
+        if r["geomean"] is None:
+            lines.append(f"{config}: no model measured")
+            continue
+        goal = (f" (goal <= {GOALS['geomean']}x, none above {ABOVE}x)"
+                if config == "collage" else "")
+        lines.append(f"{config}: geomean ratio {r['geomean']:.3f}x over {r['models']} models, "
+                     f"{r['above_1.02']} above {ABOVE}x{goal}")
+    for config, e in s["additive_error"].items():
+        if e["max_abs"] is not None:
+            lines.append(f"{config}: additive error at most {e['max_abs'] * 100:.1f}% over "
+                         f"{e['models']} models (goal <= {GOALS['additive'] * 100:.0f}%)")
+    return lines
+
+
+def notes(results: dict) -> list[str]:
+    """Failures and skipped configurations with their reasons, then model notes."""
+    lines = []
+    for m in results["models"].values():
+        if m["status"] != "ok":
+            lines.append(f"{m['display']}: failed: {m['reason']}")
+        for config, entry in m["configs"].items():
+            if entry["status"] != "ok":
+                lines.append(f"{m['display']} {config}: {entry['status']}: {entry['reason']}")
+        lines += [f"{m['display']} {note}" for note in m["notes"]]
+    slow = {m["configs"][c]["rounds"] for m in results["models"].values()
+            for c in CONFIGS if (e := _ok(m, c)) and e["slow"]}
+    if slow:
+        lines.append(f"* slow: more than {results['slow_factor']:g}x the fastest single backend "
+                     f"in warm-up, timed in {', '.join(map(str, sorted(slow)))} rounds only")
+    return lines
+
+
+def _header(results: dict) -> str:
+    return (f"{results['host']}; {results['threads']} threads; {results['rounds']} rounds; "
+            f"refine budget {results['refine_budget']:g} s; tvm-tune {results['tvm_tune']}; "
+            f"{results['date']}")
+
+
+def format_tables(results: dict) -> str:
+    """The tables as aligned text, the summary and the notes."""
+    out = [_header(results), ""]
+    for title, header, rows in tables(results):
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        out.append(title)
+        for row in [header, *rows]:
+            out.append("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                                 for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
+        out.append("")
+    out += summary_lines(results) + [""] + notes(results)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def markdown_tables(results: dict) -> str:
+    """The tables in Markdown, for the README."""
+    out = [f"Command: `{' '.join(results['command'])}`", "", _header(results), ""]
+    for title, header, rows in tables(results):
+        out += [f"**{title}**", "", "| " + " | ".join(header) + " |",
+                "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+        out += ["| " + " | ".join(row) + " |" for row in rows]
+        out.append("")
+    out += [f"- {line}" for line in summary_lines(results) + notes(results)]
+    return "\n".join(out) + "\n"
+
+
+def plot_ratios(results: dict, path: Path) -> None:
+    """Per model the median ratio of each non-single configuration with its CI whiskers,
+    lines at 1.0 and 0.9, log scale."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models = list(results["models"].values())
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(models) + 2), 4.5))
+    width = 0.8 / len(RATIO_CONFIGS)
+    for j, config in enumerate(RATIO_CONFIGS):
+        xs, ys, lows, highs = [], [], [], []
+        for i, m in enumerate(models):
+            if (e := _ok(m, config)) is None:
+                continue
+            r = e["ratio"]
+            xs.append(i - 0.4 + (j + 0.5) * width)
+            ys.append(r["median"])
+            lows.append(r["median"] - r["low"])
+            highs.append(r["high"] - r["median"])
+        ax.errorbar(xs, ys, yerr=[lows, highs], fmt="o", capsize=3, label=config)
+    ax.axhline(1.0, color="black", linewidth=1, label="best single backend")
+    ax.axhline(GOALS["geomean"], color="gray", linewidth=1, linestyle="--",
+               label=f"goal {GOALS['geomean']}x")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(models)), [m["display"] for m in models], rotation=30, ha="right")
+    ax.set_ylabel("latency / best single backend")
+    ax.set_title("Median per-round ratio to the best single backend (95% CI)")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,89 @@
+"""Interleaved timing of a model's configurations: warm-up, slow configurations, rounds.
+
+    timing = time_interleaved(runs, inputs, singles=("onnxruntime", "openvino", "tvm"),
+                              rounds=30, warmup=2, slow_factor=10, slow_rounds=3)
+    timing.samples["collage"][r]    # seconds of round r, or None (not timed in round r)
+
+Warm-up: `warmup` calls of every configuration, interleaved. After the first warm-up
+round, a configuration whose warm-up call took more than `slow_factor` times the fastest
+single backend's is *slow*: it makes no more warm-up calls and is timed in only
+`slow_rounds` rounds, spread evenly over the run (still interleaved, so each of its
+samples has a same-round sample of every other configuration). Untuned TVM on big
+convolutions (seconds per call on VGG-19) would otherwise dominate the run.
+
+Round r calls every configuration timed in that round once, in the configuration order
+rotated by r, so none always runs first or right after the same neighbour. A configuration
+that raises is dropped from the remaining rounds and reported in `failures`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+
+@dataclass
+class Timing:
+    samples: dict[str, list[float | None]]
+    """Per configuration, the seconds of each round (None where it was not timed)."""
+    slow: set[str] = field(default_factory=set)
+    warmup_seconds: dict[str, float] = field(default_factory=dict)
+    """The first warm-up call of each configuration."""
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def failure_reason(e: BaseException) -> str:
+    """`Type: first line of the message`, at most 300 characters."""
+    text = str(e).strip().splitlines()
+    reason = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    return reason if len(reason) <= 300 else reason[:297] + "..."
+
+
+def slow_round_indices(rounds: int, slow_rounds: int) -> set[int]:
+    """`slow_rounds` of range(rounds), spread evenly (all of them when there are fewer)."""
+    if slow_rounds >= rounds:
+        return set(range(rounds))
+    return {i * rounds // slow_rounds for i in range(slow_rounds)}
+
+
+def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
+                     singles: Sequence[str], rounds: int, warmup: int,
+                     slow_factor: float, slow_rounds: int) -> Timing:
+    """Warm up, classify slow configurations, then time `rounds` interleaved rounds."""
+    names = list(runs)
+    timing = Timing({name: [None] * rounds for name in names})
+
+    def call(name: str) -> float | None:
+        started = time.perf_counter()
+        try:
+            runs[name](inputs)
+        except Exception as e:  # a backend crashing on one model must not end the run
+            timing.failures[name] = failure_reason(e)
+            names.remove(name)
+            return None
+        return time.perf_counter() - started
+
+    for w in range(warmup):
+        for name in [n for n in names if n not in timing.slow]:
+            seconds = call(name)
+            if w == 0 and seconds is not None:
+                timing.warmup_seconds[name] = seconds
+        if w == 0:
+            timed_singles = [timing.warmup_seconds[n] for n in singles if n in names]
+            if timed_singles:
+                fastest = min(timed_singles)
+                timing.slow = {n for n in names
+                               if timing.warmup_seconds[n] > slow_factor * fastest}
+    slow_indices = slow_round_indices(rounds, slow_rounds)
+    for r in range(rounds):
+        order = [n for n in names if n not in timing.slow or r in slow_indices]
+        shift = r % len(order) if order else 0
+        for name in order[shift:] + order[:shift]:
+            if name in names:
+                timing.samples[name][r] = call(name)
+    return timing

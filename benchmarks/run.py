@@ -1,0 +1,373 @@
+"""The benchmark suite: every model in every configuration, in one interleaved run.
+
+    python benchmarks/run.py [--models mnist_cnn,mlp,...] [--rounds 30] [--work DIR]
+                             [--out DIR] [--refine-budget S] [--threads N] [--max-depth N]
+                             [--warmup N] [--slow-factor F] [--slow-rounds N] [--seed N]
+                             [--tvm-tune none|metaschedule]
+
+Models (`benchmarks/bench_models.py`; default all twelve): `mnist_cnn`, `mlp`,
+`transformer_encoder` and the nine light model-zoo models of the onnx package, written
+to `WORK/models/<name>.onnx` (default WORK: `benchmarks/work`).
+
+Per model:
+
+1. Cost database `WORK/costs/<name>.sqlite` (measured estimator, all three backends).
+   When it does not exist, the model is partitioned once cold and the time is recorded
+   in `WORK/costs/<name>.cold.json` (`{"seconds": ...}`); a later run reads it from there
+   ("n/a" when a database exists without it). Then it is partitioned again, warm: the
+   search and measurement time with a warm database.
+2. Configurations (`benchmarks/bench_configs.py`), all with one `ThreadPolicy`
+   (`--threads`, ONNX Runtime spinning off): `onnxruntime`, `openvino` and `tvm` alone
+   (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
+   `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
+   database) and `collage` (the same plus `--refine-budget` seconds of end-to-end
+   refinement; skipped when that is 0). Each configuration's outputs are checked against
+   ONNX Runtime's before timing; a configuration that fails to build, disagrees or
+   crashes is reported as failed with the reason, and the others go on.
+3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
+   one call of each configuration per round in a rotated order; configurations more
+   than `--slow-factor` times slower than the fastest single backend in warm-up are
+   timed in `--slow-rounds` rounds only (marked `*`).
+4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single
+   backend with the lowest median; every configuration's per-round ratio to it
+   (t_config[r] / t_best[r]), their median and its 95% order-statistic confidence
+   interval (binomial, distribution-free, deterministic). Additive error of
+   `collage-search`: (estimate - measured) / measured, the estimate being the partition
+   report's `sum(f["total_cost"] for f in report["functions"])` and measured its median;
+   for `collage`, the estimate is the sum of the `collage.cost` of every kernel call of
+   the refined module (n/a when a kernel has no cost).
+
+Output: the tables on stdout (latency medians; ratios with CIs, partition times and
+additive errors; the geomean of each non-single configuration's ratio over the models
+and how many models are above 1.02x), and in `--out` (default `WORK/results`):
+`results.json` (everything, with threads, rounds, host, library versions, date and the
+command line), `table.md` (the same tables in Markdown) and `ratios.png`.
+
+Bad options (an unknown model, a work directory that cannot be written) are one
+`error:` line and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
+    MODELS,
+    cost_db_files,
+    display_name,
+    model_file,
+    parse_models,
+)
+from bench_stats import median, median_ci, per_round_ratios  # noqa: E402
+
+DEFAULT_WORK = Path(__file__).resolve().parent / "work"
+PACKAGES = ("collage-xdsl", "xdsl", "apache-tvm", "onnxruntime", "openvino", "onnx", "numpy")
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# One model
+# ---------------------------------------------------------------------------
+
+
+def _cold_seconds(cold_json: Path) -> float | None:
+    try:
+        return float(json.loads(cold_json.read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _partition_record(partitioned) -> dict:
+    from collage_xdsl.tools.collage_compile import kernel_summary
+
+    functions = partitioned.report["functions"]
+    return {
+        "seconds": partitioned.seconds,
+        "search_seconds": sum(f["search_seconds"] for f in functions),
+        "estimates": sum(f["estimates"] for f in functions),
+        "cost_db_hits": sum(f["cost_db_hits"] for f in functions),
+        "kernels": kernel_summary(partitioned),
+    }
+
+
+def _additive_error(estimate: float | None, measured: float, source: str) -> dict | None:
+    if estimate is None:
+        return None
+    return {"estimate_ms": estimate * 1e3, "measured_ms": measured * 1e3,
+            "error": (estimate - measured) / measured, "estimate": source}
+
+
+def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> dict:
+    """The JSON record of one model; a failure is recorded in it, never raised."""
+    from bench_timing import failure_reason
+
+    from collage_xdsl.runtime import release_cached_kernels
+
+    entry: dict = {"model": name, "display": display_name(name), "status": "ok",
+                   "reason": None, "notes": [], "configs": {}, "partition": {},
+                   "additive_error": {}}
+    try:
+        _bench_model(name, args, policy, entry)
+    except Exception as e:  # one model failing must not end the run
+        entry["status"], entry["reason"] = "failed", failure_reason(e)
+        progress(f"{name}: failed: {entry['reason']}")
+    finally:
+        release_cached_kernels()
+    return entry
+
+
+def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
+                 entry: dict) -> None:
+    from bench_configs import (
+        BASELINES,
+        CONFIGS,
+        REFERENCE,
+        SINGLES,
+        OutputCheck,
+        executable,
+        kernel_call_cost,
+        partition_for,
+        whole_model,
+    )
+    from bench_timing import failure_reason, time_interleaved
+
+    from collage_xdsl.pipeline import PartitionOptions, partition_module
+    from collage_xdsl.tools.collage import load_model, random_inputs
+
+    path = model_file(name, args.work)
+    model = load_model(path)
+    inputs = random_inputs(model, args.seed)
+    db, cold_json = cost_db_files(name, args.work)
+    options = PartitionOptions(cost_db=str(db), max_depth=args.max_depth)
+    partition = entry["partition"]
+    plans = {}
+
+    def collage_search():
+        if not db.exists():
+            progress(f"{name}: partitioning cold into {db}")
+            db.parent.mkdir(parents=True, exist_ok=True)
+            cold = partition_module(model.module, options)
+            cold_json.write_text(json.dumps({"seconds": cold.seconds}) + "\n")
+        partition["cold_seconds"] = _cold_seconds(cold_json)
+        plans["collage-search"] = partition_module(model.module, options)
+        partition["warm"] = _partition_record(plans["collage-search"])
+        return executable(plans["collage-search"].module, policy)
+
+    def collage():
+        plans["collage"] = partition_module(model.module,
+                                            replace(options, refine_budget=args.refine_budget))
+        partition["refined"] = _partition_record(plans["collage"])
+        return executable(plans["collage"].module, policy)
+
+    builders = {
+        **{b: (lambda b=b: whole_model(b, model, policy)) for b in SINGLES},
+        **{b: (lambda b=b: executable(partition_for(model.module, b.removeprefix("pf-")),
+                                      policy)) for b in BASELINES},
+        "collage-search": collage_search,
+        "collage": collage,
+    }
+    configs, runs = entry["configs"], {}
+    for config in CONFIGS:
+        if config == "collage" and args.refine_budget == 0:
+            configs[config] = {"status": "skipped", "reason": "refinement off (--refine-budget 0)"}
+            continue
+        progress(f"{name}: building {config}")
+        try:
+            runs[config] = builders[config]()
+        except Exception as e:  # a backend that cannot take the model fails its config only
+            if config == REFERENCE:
+                raise CollageError(f"{REFERENCE} (the reference) failed: "
+                                   f"{failure_reason(e)}") from None
+            configs[config] = {"status": "failed", "reason": failure_reason(e)}
+
+    reference = runs[REFERENCE](inputs)
+    check = OutputCheck(model, inputs, reference, policy)
+    for config in [c for c in runs if c != REFERENCE]:
+        try:
+            problem, notes = check.compare(runs[config](inputs))
+        except Exception as e:
+            problem, notes = failure_reason(e), []
+        entry["notes"] += [f"{config}: {note}" for note in notes]
+        if problem is not None:
+            configs[config] = {"status": "failed", "reason": problem}
+            del runs[config]
+
+    progress(f"{name}: timing {', '.join(runs)} ({args.rounds} rounds)")
+    timing = time_interleaved(runs, inputs, SINGLES, args.rounds, args.warmup,
+                              args.slow_factor, args.slow_rounds)
+    for config, reason in timing.failures.items():
+        configs[config] = {"status": "failed", "reason": reason}
+        del runs[config]
+    medians = {c: median([s for s in timing.samples[c] if s is not None]) for c in runs}
+    best = min((c for c in SINGLES if c in runs and c not in timing.slow), key=medians.get)
+    entry["best_single"] = best
+    for config in runs:
+        samples = timing.samples[config]
+        timed = [s for s in samples if s is not None]
+        ratios = per_round_ratios(samples, timing.samples[best])
+        ci = median_ci(ratios)
+        configs[config] = {
+            "status": "ok", "reason": None, "slow": config in timing.slow,
+            "rounds": len(timed),
+            "warmup_ms": timing.warmup_seconds[config] * 1e3,
+            "median_ms": medians[config] * 1e3,
+            "p25_ms": float(np.percentile(timed, 25)) * 1e3,
+            "p75_ms": float(np.percentile(timed, 75)) * 1e3,
+            "samples_ms": [None if s is None else s * 1e3 for s in samples],
+            "ratio": {"median": ci.median, "low": ci.low, "high": ci.high,
+                      "coverage": ci.coverage, "n": ci.n, "per_round": ratios},
+        }
+    errors = entry["additive_error"]
+    if "collage-search" in runs:
+        totals = [f["total_cost"] for f in plans["collage-search"].report["functions"]]
+        errors["collage-search"] = _additive_error(
+            None if None in totals else sum(totals), medians["collage-search"],
+            "partition report total_cost")
+    if "collage" in runs:
+        errors["collage"] = _additive_error(kernel_call_cost(plans["collage"].module),
+                                            medians["collage"], "kernel call collage.cost")
+
+
+# ---------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for package in PACKAGES:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def _writable(directory: Path, what: str) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CollageError(f"{what} {directory}: cannot create it: {e.strerror}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CollageError(f"{what} {directory}: not writable")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(MODELS), metavar="M1,M2,...",
+                   help="models to run (default: all twelve: " + ", ".join(MODELS) + ")")
+    p.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="warm-up calls of each configuration (default 2, at least 1)")
+    p.add_argument("--work", type=Path, default=DEFAULT_WORK, metavar="DIR",
+                   help="models and cost databases (default benchmarks/work)")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="results.json, table.md, ratios.png (default WORK/results)")
+    p.add_argument("--refine-budget", type=float, default=30.0, metavar="S",
+                   help="seconds of end-to-end refinement for `collage` (default 30; "
+                        "0 skips that configuration)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads of every backend (default COLLAGE_THREADS or the CPUs "
+                        "this process may use)")
+    p.add_argument("--max-depth", type=int, default=8, metavar="N",
+                   help="max depth of candidate kernels (default 8, as the cost databases "
+                        "were populated)")
+    p.add_argument("--slow-factor", type=float, default=10.0, metavar="F",
+                   help="a configuration more than F times slower than the fastest single "
+                        "backend in warm-up is timed in --slow-rounds rounds (default 10)")
+    p.add_argument("--slow-rounds", type=int, default=3, metavar="N",
+                   help="rounds a slow configuration is timed in (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--tvm-tune", choices=("none", "metaschedule"),
+                   help="TVM schedule tuning (default: the process setting COLLAGE_TVM_TUNE, "
+                        "else none)")
+    return p
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.rounds < 1 or args.warmup < 1 or args.slow_rounds < 1:
+        raise CollageError("--rounds, --warmup and --slow-rounds must be at least 1")
+    if args.slow_factor <= 1:
+        raise CollageError(f"--slow-factor must be above 1, got {args.slow_factor}")
+    if args.refine_budget < 0:
+        raise CollageError(f"--refine-budget must not be negative, got {args.refine_budget}")
+    if args.max_depth < 1:
+        raise CollageError(f"--max-depth must be at least 1, got {args.max_depth}")
+    args.models = parse_models(args.models)
+    args.out = args.out or args.work / "results"
+    _writable(args.work, "--work")
+    _writable(args.out, "--out")
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> dict:
+    """Every model of `args.models`; the results JSON (also written to `args.out`)."""
+    from bench_report import format_tables, markdown_tables, plot_ratios, summarize
+
+    from collage_xdsl.codegen.tuning import TuningOptions
+    from collage_xdsl.cost_db import host_description
+
+    policy = ThreadPolicy() if args.threads is None else ThreadPolicy(args.threads)
+    os.environ["COLLAGE_THREADS"] = str(policy.threads)  # measurement and refinement workers
+    if args.tvm_tune is not None:
+        TuningOptions(args.tvm_tune).export()
+    results = {
+        "command": ["python", "benchmarks/run.py", *argv],
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": host_description(),
+        "threads": policy.threads,
+        "rounds": args.rounds,
+        "warmup": args.warmup,
+        "slow_factor": args.slow_factor,
+        "slow_rounds": args.slow_rounds,
+        "refine_budget": args.refine_budget,
+        "max_depth": args.max_depth,
+        "seed": args.seed,
+        "tvm_tune": TuningOptions.from_env().mode,
+        "versions": _versions(),
+        "confidence_interval": "95% order-statistic (binomial) interval of the median "
+                               "of per-round ratios",
+        "models": {},
+    }
+    for name in args.models:
+        results["models"][name] = bench_model(name, args, policy)
+    results["summary"] = summarize(results["models"])
+    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "table.md").write_text(markdown_tables(results))
+    plot_ratios(results, args.out / "ratios.png")
+    print(format_tables(results), end="")
+    print(f"wrote {args.out / 'results.json'}, {args.out / 'table.md'}, "
+          f"{args.out / 'ratios.png'}")
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    try:
+        _validate(args)
+    except CollageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    run(args, argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

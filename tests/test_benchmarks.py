@@ -1,0 +1,258 @@
+"""The benchmark suite (`benchmarks/`): its statistics on samples with known answers, the
+interleaved timing, the output check, errors, and real runs on the MLP in a fresh work
+directory (cold cost database first, then warm)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_configs  # noqa: E402
+import run as bench_run  # noqa: E402
+from bench_configs import CONFIGS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
+from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
+from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
+
+from collage_xdsl.codegen.threads import ThreadPolicy  # noqa: E402
+from collage_xdsl.errors import CollageError  # noqa: E402
+from collage_xdsl.tools.collage import load_model  # noqa: E402
+
+# ---------------------------------------------------------------------------
+# Statistics
+# ---------------------------------------------------------------------------
+
+
+def test_per_round_ratios_skip_rounds_either_side_missed():
+    assert per_round_ratios([2.0, None, 3.0, 4.0], [1.0, 1.0, None, 2.0]) == [2.0, 2.0]
+    with pytest.raises(CollageError, match="3 rounds against 2"):
+        per_round_ratios([1.0, 1.0, 1.0], [1.0, 1.0])
+
+
+def test_median_ci_is_the_binomial_order_statistic_interval():
+    ci = median_ci(list(range(10, 0, -1)))  # 10 samples: [x(2), x(9)], 1 - 2 * 11/1024
+    assert (ci.median, ci.low, ci.high, ci.n) == (5.5, 2, 9, 10)
+    assert ci.coverage == pytest.approx(1 - 22 / 1024)
+    ci = median_ci([float(i) for i in range(1, 31)])  # 30 samples: [x(10), x(21)]
+    assert (ci.median, ci.low, ci.high) == (15.5, 10.0, 21.0)
+    assert ci.coverage == pytest.approx(0.9572, abs=1e-4)
+
+
+def test_median_ci_of_few_samples_is_the_range_with_its_coverage():
+    ci = median_ci([3.0, 1.0, 2.0, 5.0, 4.0])
+    assert (ci.median, ci.low, ci.high) == (3.0, 1.0, 5.0)
+    assert ci.coverage == pytest.approx(1 - 2 / 32)
+    ci = median_ci([7.0])
+    assert (ci.median, ci.low, ci.high, ci.coverage) == (7.0, 7.0, 7.0, 0.0)
+    with pytest.raises(CollageError, match="no samples"):
+        median_ci([])
+
+
+def test_geomean():
+    assert geomean([0.5, 2.0]) == pytest.approx(1.0)
+    assert geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert geomean([0.9]) == pytest.approx(0.9)
+    with pytest.raises(CollageError, match="positive"):
+        geomean([1.0, 0.0])
+    with pytest.raises(CollageError, match="positive"):
+        geomean([])
+
+
+# ---------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------
+
+
+def test_slow_rounds_are_spread_over_the_run():
+    assert slow_round_indices(30, 3) == {0, 10, 20}
+    assert slow_round_indices(2, 5) == {0, 1}
+
+
+def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
+    calls = []
+
+    def config(name, seconds=0.0, fail=False):
+        def run(inputs):
+            calls.append(name)
+            if fail and len(calls) > 8:
+                raise RuntimeError("backend crashed\nsecond line")
+            time.sleep(seconds)
+            return []
+        return run
+
+    runs = {"fast": config("fast"), "slow": config("slow", 0.2), "other": config("other"),
+            "flaky": config("flaky", fail=True)}
+    timing = time_interleaved(runs, [], singles=["fast"], rounds=6, warmup=2,
+                              slow_factor=10, slow_rounds=2)
+    assert timing.slow == {"slow"}
+    assert timing.failures == {"flaky": "RuntimeError: backend crashed"}
+    # warm-up: all four, then all but the slow one; round 0: no rotation, round 1: by one
+    assert calls[:7] == ["fast", "slow", "other", "flaky", "fast", "other", "flaky"]
+    assert calls[7:11] == ["fast", "slow", "other", "flaky"]
+    assert calls[11:13] == ["other", "fast"]  # flaky dropped after its failure
+    assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
+                                                               True, False, False]
+    assert all(s is not None for s in timing.samples["fast"])
+
+
+# ---------------------------------------------------------------------------
+# Output check
+# ---------------------------------------------------------------------------
+
+
+def _softmax_model(path: Path, scale: float) -> Path:
+    """y = Softmax(x * scale) and z = x + 1, x: float32[1, 4]."""
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "scale"], ["logits"]),
+         helper.make_node("Softmax", ["logits"], ["y"], axis=-1),
+         helper.make_node("Add", ["x", "one"], ["z"])],
+        "softmax",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.full([1, 4], scale, np.float32), "scale"),
+         numpy_helper.from_array(np.ones([1, 4], np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_ill_conditioned_softmax_disagreement_is_a_note(tmp_path):
+    policy = ThreadPolicy()
+    x = [np.array([[1.0, 1.0, 1.0, 1.0]], np.float32)]
+    model = load_model(_softmax_model(tmp_path / "huge.onnx", 6.8e9))
+    run = bench_configs.whole_model("onnxruntime", model, policy)
+    reference = run(x)
+    check = OutputCheck(model, x, reference, policy)
+    one_hot = np.array([[1.0, 0.0, 0.0, 0.0]], np.float32)
+    problem, notes = check.compare([one_hot, reference[1]])
+    assert problem is None
+    assert len(notes) == 1 and "output 'y'" in notes[0] and "decided by rounding" in notes[0]
+    problem, _ = check.compare([reference[0], reference[1] + 1])
+    assert problem == "disagrees with onnxruntime on output 'z': max abs difference 1"
+
+
+def test_well_conditioned_softmax_disagreement_fails(tmp_path):
+    policy = ThreadPolicy()
+    x = [np.array([[1.0, 1.0, 1.0, 1.0]], np.float32)]
+    model = load_model(_softmax_model(tmp_path / "small.onnx", 3.0))
+    reference = bench_configs.whole_model("onnxruntime", model, policy)(x)
+    problem, notes = OutputCheck(model, x, reference, policy).compare(
+        [np.array([[1.0, 0.0, 0.0, 0.0]], np.float32), reference[1]])
+    assert problem.startswith("disagrees with onnxruntime on output 'y'") and notes == []
+    assert not ill_conditioned(np.array([3.0], np.float32))
+    assert ill_conditioned(np.array([6.8e9, 6.8e9], np.float32))
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+
+def test_unknown_model_is_exit_2_without_traceback():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"),
+                           "--models", "mlp,resnet9000"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --models: unknown model 'resnet9000' (known: ")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--rounds", "0"], "--rounds, --warmup and --slow-rounds must be at least 1"),
+    (["--refine-budget", "-1"], "--refine-budget must not be negative"),
+    (["--models", "mlp,mlp"], "names a model twice"),
+])
+def test_bad_options(capsys, tmp_path, argv, message):
+    assert bench_run.main([*argv, "--work", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_work_dir_that_cannot_be_created(capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    assert bench_run.main(["--models", "mlp", "--work", str(tmp_path / "file" / "w")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --work {tmp_path / 'file' / 'w'}: cannot create it: Not a directory\n"
+
+
+def test_a_failing_reference_fails_the_model_only(monkeypatch, tmp_path):
+    def broken(backend, model, policy):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(bench_configs, "whole_model", broken)
+    args = bench_run.build_parser().parse_args(["--models", "mlp", "--work", str(tmp_path)])
+    entry = bench_run.bench_model("mlp", args, ThreadPolicy())
+    assert entry["status"] == "failed"
+    assert entry["reason"] == ("CollageError: onnxruntime (the reference) failed: "
+                               "RuntimeError: boom")
+    assert not (tmp_path / "costs").exists()  # nothing partitioned after the reference failed
+
+
+# ---------------------------------------------------------------------------
+# Real runs on the MLP: cold, then warm
+# ---------------------------------------------------------------------------
+
+
+def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
+    work, out = tmp_path / "work", tmp_path / "out"
+    common = ["--models", "mlp", "--work", str(work), "--out", str(out), "--warmup", "1"]
+    assert bench_run.main([*common, "--rounds", "3", "--refine-budget", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "Median latency (ms)" in printed and "mlp" in printed
+
+    results = json.loads((out / "results.json").read_text())
+    assert results["rounds"] == 3 and results["threads"] == ThreadPolicy().threads
+    assert results["command"][:2] == ["python", "benchmarks/run.py"]
+    assert {"onnxruntime", "openvino", "apache-tvm", "xdsl"} <= set(results["versions"])
+    mlp = results["models"]["mlp"]
+    assert mlp["status"] == "ok" and mlp["notes"] == []
+    assert list(mlp["configs"]) == list(CONFIGS)
+    assert all(c["status"] == "ok" for c in mlp["configs"].values())
+    best = mlp["best_single"]
+    assert best in SINGLES
+    assert mlp["configs"][best]["ratio"]["per_round"] == [1.0] * 3
+    for name, config in mlp["configs"].items():
+        assert len(config["samples_ms"]) == 3
+        r = config["ratio"]
+        assert r["low"] <= r["median"] <= r["high"]
+    cold = json.loads((work / "costs" / "mlp.cold.json").read_text())["seconds"]
+    assert mlp["partition"]["cold_seconds"] == cold > 0
+    assert mlp["partition"]["warm"]["estimates"] == 0
+    error = mlp["additive_error"]["collage-search"]
+    assert error["error"] == pytest.approx(
+        (error["estimate_ms"] - error["measured_ms"]) / error["measured_ms"])
+    assert set(results["summary"]["ratio"]) == {"pf-onnxruntime", "pf-openvino",
+                                                "collage-search", "collage"}
+    assert (out / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = (out / "table.md").read_text()
+    assert "| model | best single | onnxruntime |" in table and "| mlp |" in table
+
+    # warm: the cold time is read back, not measured; a crashing backend fails its config
+    real = bench_configs.whole_model
+
+    def openvino_crashes(backend, model, policy):
+        if backend == "openvino":
+            raise RuntimeError("openvino crashed")
+        return real(backend, model, policy)
+
+    monkeypatch.setattr(bench_configs, "whole_model", openvino_crashes)
+    assert bench_run.main([*common, "--rounds", "2", "--refine-budget", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "mlp openvino: failed: RuntimeError: openvino crashed" in printed
+    mlp = json.loads((out / "results.json").read_text())["models"]["mlp"]
+    assert mlp["partition"]["cold_seconds"] == cold
+    assert mlp["configs"]["openvino"] == {"status": "failed",
+                                          "reason": "RuntimeError: openvino crashed"}
+    assert mlp["configs"]["collage"]["status"] == "skipped"
+    assert mlp["configs"]["collage-search"]["status"] == "ok"

@@ -114,6 +114,12 @@ def _additive_error(estimate: float | None, measured: float, source: str) -> dic
             "error": (estimate - measured) / measured, "estimate": source}
 
 
+def _report_sum(report: dict, key: str) -> float | None:
+    """The sum of `key` over the report's functions; None when one lacks it."""
+    values = [f.get(key) for f in report["functions"]]
+    return None if None in values else sum(values)
+
+
 def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> dict:
     """The JSON record of one model; a failure is recorded in it, never raised."""
     from bench_timing import failure_reason
@@ -236,10 +242,14 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         }
     errors = entry["additive_error"]
     if "collage-search" in runs:
-        totals = [f["total_cost"] for f in plans["collage-search"].report["functions"]]
-        errors["collage-search"] = _additive_error(
-            None if None in totals else sum(totals), medians["collage-search"],
-            "partition report total_cost")
+        report = plans["collage-search"].report
+        error = _additive_error(_report_sum(report, "total_cost"), medians["collage-search"],
+                                "partition report total_cost")
+        if error is not None:  # also the report's whole-run estimate (kernels + transitions)
+            error["whole_run"] = _additive_error(_report_sum(report, "estimated_seconds"),
+                                                 medians["collage-search"],
+                                                 "partition report estimated_seconds")
+        errors["collage-search"] = error
     if "collage" in runs:
         errors["collage"] = _additive_error(kernel_call_cost(plans["collage"].module),
                                             medians["collage"], "kernel call collage.cost")

@@ -33,9 +33,10 @@ Per model:
    (t_config[r] / t_best[r]), their median and its 95% order-statistic confidence
    interval (binomial, distribution-free, deterministic). Additive error of
    `collage-search`: (estimate - measured) / measured, the estimate being the partition
-   report's `sum(f["total_cost"] for f in report["functions"])` and measured its median;
-   for `collage`, the estimate is the sum of the `collage.cost` of every kernel call of
-   the refined module (n/a when a kernel has no cost).
+   report's `sum(f["total_cost"] for f in report["functions"])` and measured its median
+   (the JSON also has the error of the report's whole-run `estimated_seconds`); for
+   `collage`, the estimate is the sum of the `collage.cost` of every kernel call of the
+   refined module (n/a when a kernel has no cost).
 
 Output: the tables on stdout (latency medians; ratios with CIs, partition times and
 additive errors; the geomean of each non-single configuration's ratio over the models

@@ -67,6 +67,29 @@ def maximal_regions(graph: DataflowGraph, nodes: int, backend: str) -> list[Kern
     return coalesce(graph, singletons, lambda sub, _: sub.is_valid(ANY_SHAPE))
 
 
+def assign_kernels(graph: DataflowGraph, backend: Backend, fusion: str = "backend",
+                   max_fused_ops: int = 256) -> list[Kernel]:
+    """Every op of `graph` on `backend` (what `collage-assign` wraps): its own fusion
+    (`fusion="backend"`) or one kernel per op (`"none"`). An op the backend does not
+    support is an error naming the op."""
+    if fusion not in ("backend", "none"):
+        raise CollageError(f"collage-assign: unknown fusion {fusion!r} (backend or none)")
+    nodes = supported(graph, backend)
+    needed = graph.kernel_nodes & ~nodes
+    for i in bits(needed):
+        if not host_only(graph, single(i)):
+            raise CollageError(
+                f"collage-assign: backend {backend.name!r} does not support "
+                f"{graph.nodes[i].op.name} (node {node_name(graph, i)} in "
+                f"@{graph.func.sym_name.data})"
+            )
+    if fusion == "none" or backend.fusion is FusionStyle.NONE:
+        return [Kernel(SubGraph(graph, single(i)), backend.name) for i in bits(nodes)]
+    if backend.fusion is FusionStyle.TVM:
+        return fuse_ops_kernels(graph, max_fused_ops, backend=backend.name)
+    return maximal_regions(graph, nodes, backend.name)
+
+
 @dataclass(frozen=True)
 class CollageAssignPass(ModulePass):
     """Every op on `backend`: its own fusion (`fusion=backend`) or one kernel per op."""
@@ -81,27 +104,8 @@ class CollageAssignPass(ModulePass):
     test_patterns: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.fusion not in ("backend", "none"):
-            raise CollageError(
-                f"collage-assign: unknown fusion {self.fusion!r} (backend or none)"
-            )
         backend = backend_named(self.backend, self.test_ops, self.test_fusion,
                                 self.test_patterns)
         for func in partitionable_functions(op):
             graph = DataflowGraph(func)
-            nodes = supported(graph, backend)
-            needed = graph.kernel_nodes & ~nodes
-            for i in bits(needed):
-                if not host_only(graph, single(i)):
-                    raise CollageError(
-                        f"collage-assign: backend {backend.name!r} does not support "
-                        f"{graph.nodes[i].op.name} (node {node_name(graph, i)} in "
-                        f"@{func.sym_name.data})"
-                    )
-            if self.fusion == "none" or backend.fusion is FusionStyle.NONE:
-                kernels = [Kernel(SubGraph(graph, single(i)), backend.name) for i in bits(nodes)]
-            elif backend.fusion is FusionStyle.TVM:
-                kernels = fuse_ops_kernels(graph, self.max_fused_ops, backend=backend.name)
-            else:
-                kernels = maximal_regions(graph, nodes, backend.name)
-            partition(graph, kernels)
+            partition(graph, assign_kernels(graph, backend, self.fusion, self.max_fused_ops))

@@ -21,12 +21,29 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from collage_xdsl.backends.base import Backend
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import count
-from collage_xdsl.partition import partition, partitionable_functions
+from collage_xdsl.partition import Kernel, partition, partitionable_functions
 from collage_xdsl.passes.assign import backend_named, maximal_regions, supported
 from collage_xdsl.passes.fuse_ops import fuse_ops_kernels
+
+
+def partition_for_kernels(graph: DataflowGraph, backend: Backend, min_region_ops: int = 1,
+                          max_fused_ops: int = 256) -> list[Kernel]:
+    """The greedy BYOC kernels of `graph` (what `collage-partition-for` wraps): maximal
+    supported regions of at least `min_region_ops` ops on `backend`, FuseOps groups of
+    the rest on tvm."""
+    regions = [
+        r for r in maximal_regions(graph, supported(graph, backend), backend.name)
+        if count(r.inside) >= min_region_ops
+    ]
+    offloaded = 0
+    for r in regions:
+        offloaded |= r.inside
+    return regions + fuse_ops_kernels(graph, max_fused_ops,
+                                      allowed=graph.kernel_nodes & ~offloaded)
 
 
 @dataclass(frozen=True)
@@ -52,13 +69,5 @@ class CollagePartitionForPass(ModulePass):
                                 self.test_patterns)
         for func in partitionable_functions(op):
             graph = DataflowGraph(func)
-            regions = [
-                r for r in maximal_regions(graph, supported(graph, backend), backend.name)
-                if count(r.inside) >= self.min_region_ops
-            ]
-            offloaded = 0
-            for r in regions:
-                offloaded |= r.inside
-            rest = fuse_ops_kernels(graph, self.max_fused_ops,
-                                    allowed=graph.kernel_nodes & ~offloaded)
-            partition(graph, regions + rest)
+            partition(graph, partition_for_kernels(graph, backend, self.min_region_ops,
+                                                   self.max_fused_ops))

@@ -13,6 +13,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "collage-assign": ("assign", "CollageAssignPass"),
     "collage-fuse-ops": ("fuse_ops", "CollageFuseOpsPass"),
     "collage-partition-for": ("partition_for", "CollagePartitionForPass"),
+    "collage-refine": ("refine", "CollageRefinePass"),
 }
 
 

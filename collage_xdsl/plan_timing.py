@@ -1,0 +1,321 @@
+"""Timing whole plans for `collage_xdsl.refine`: a challenger against the incumbent,
+interleaved, in a worker process, so a crashing or hanging variant costs one rejected
+plan, never the compiler.
+
+    scorer = MeasuredScorer(build, entry="main")     # build(plan) -> outlined module text
+    comparison = scorer.compare(incumbent, challenger, deadline)
+    scorer.close()
+
+`build` turns a plan into the text of an outlined module; large weights travel by
+reference and the worker reads them from the parent's on-disk WeightStore, as in
+`collage_xdsl.measure`. The worker (spawned: no inherited library thread pools) parses it
+and builds a `collage_xdsl.runtime.Executable` for `@entry` with the parent's
+`ThreadPolicy` (the runtime default); compiled kernels stay in the runtime's kernel
+cache, so a kernel that many variants share is compiled once. Each plan runs on the same
+seeded random arguments (`collage_xdsl.inputs`, as `collage run` makes them): `warmup`
+untimed runs, then its outputs are checked against the first plan the worker loaded (the
+incumbent: the start plan, or one checked against it before) with `collage bench`'s
+tolerances.
+
+Timing: `rounds` rounds, each one sample of each plan in alternating order (A B, B A,
+...), a sample being the mean of enough calls to last `sample_s`. The ratio is the median
+of the per-round ratios, which cancels load that other processes put on the machine as
+long as it changes more slowly than a round; the latencies are the medians of the
+samples. The worker keeps the executables of the first incumbent, the incumbent and the
+challenger only.
+
+Failures are comparisons, never exceptions: a challenger that does not build, compile,
+run or agree fails with the reason; a worker that dies or exceeds `timeout_s` on one
+request is killed (the next comparison starts a fresh one and loads its plans again);
+running into the deadline makes the comparison unfinished.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import pickle
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func, FuncOp
+
+from collage_xdsl.codegen import CompiledKernel
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure import _exit_reason
+from collage_xdsl.refine import Comparison, Plan, Scorer
+from collage_xdsl.tensors import weight_store
+
+RuntimeCompileHook = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
+"""``compile(backend, kernel_func, policy)``, `collage_xdsl.codegen.compile_kernel`'s
+signature; runs in the worker, so it must be a module-level function."""
+
+MAX_CALLS = 1000
+"""Most calls in one timing sample."""
+
+
+@dataclass(frozen=True)
+class _Config:
+    entry: str
+    policy: ThreadPolicy
+    weights_dir: str
+    seed: int
+    warmup: int
+    rtol: float
+    atol: float
+    compile: RuntimeCompileHook | None
+
+
+_READY = "ready"
+
+
+def _worker_main(conn: Connection, config: _Config) -> None:
+    """Load and time plans as the parent asks until ``None`` or the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
+    os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
+    from xdsl.parser import Parser
+
+    from collage_xdsl import runtime
+    from collage_xdsl.inputs import random_arguments
+
+    if config.compile is not None:  # a test's hook, in this worker process only
+        runtime.compile_kernel = config.compile
+    ctx = Context()
+    for dialect in (Builtin, Func, Collage):
+        ctx.load_dialect(dialect)
+    plans: dict[int, runtime.Executable] = {}
+    inputs: list[np.ndarray] | None = None
+    reference: list | None = None
+    conn.send(_READY)
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        command, *args = message
+        try:
+            if command == "load":
+                ident, text, keep = args
+                for old in [k for k in plans if k not in keep]:
+                    del plans[old]
+                exe = runtime.Executable(Parser(ctx, text).parse_module(), entry=config.entry,
+                                         threads=config.policy)
+                if inputs is None:
+                    inputs = random_arguments(exe.main, config.seed, int_high=2)
+                for _ in range(config.warmup):
+                    exe.run(inputs)
+                t0 = time.perf_counter()
+                outputs = exe.run(inputs)
+                seconds = time.perf_counter() - t0
+                if reference is None:
+                    reference = outputs
+                else:
+                    _check_agreement(outputs, reference, config.rtol, config.atol)
+                plans[ident] = exe
+                reply: tuple = ("ok", seconds)
+            else:
+                a, b, calls, rounds = args
+                assert inputs is not None
+                reply = ("ok", _interleave(plans[a], plans[b], inputs, calls, rounds))
+        except Exception as e:  # a variant failing is its result, not the worker's end
+            reply = ("error", str(e) if isinstance(e, CollageError) else
+                     f"{type(e).__name__}: {e}")
+        conn.send(reply)
+
+
+def _check_agreement(outputs: Sequence, reference: Sequence, rtol: float, atol: float) -> None:
+    flat, want = _flat(outputs), _flat(reference)
+    for i, (g, w) in enumerate(zip(flat, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+            worst = (f"max difference {np.max(np.abs(g.astype(float) - w)):.3g}"
+                     if g.shape == w.shape else f"shape {g.shape} instead of {w.shape}")
+            raise CollageError(f"output {i} disagrees with the start plan's ({worst})")
+
+
+def _flat(values: Sequence) -> list:
+    flat: list = []
+    for v in values:
+        flat += _flat(v) if isinstance(v, tuple) else [v]
+    return flat
+
+
+def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int
+                ) -> tuple[list[float], list[float]]:
+    """Seconds per call of `a` and `b`, one sample each per round, alternating order."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for r in range(rounds):
+        for which in ((0, 1) if r % 2 == 0 else (1, 0)):
+            exe = (a, b)[which]
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                exe.run(inputs)
+            samples[which].append((time.perf_counter() - t0) / calls)
+    return samples
+
+
+class _Failed(Exception):
+    def __init__(self, reason: str, unfinished: bool = False):
+        super().__init__(reason)
+        self.reason, self.unfinished = reason, unfinished
+
+
+class _Worker:
+    def __init__(self, config: _Config, start_timeout_s: float):
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, config),
+                                   name="collage-refine", daemon=True)
+        self.process.start()
+        child.close()
+        ready = wait([self.conn, self.process.sentinel], start_timeout_s)
+        if self.conn not in ready or self.receive() != _READY:
+            why = (f"did not start within {start_timeout_s:g} s" if not ready
+                   else f"died while starting: {_exit_reason(self.process.exitcode)}")
+            self.kill()
+            raise _Failed(f"refinement worker {why}")
+
+    def receive(self) -> Any:
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(5)
+            return None
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(5)
+        self.kill()
+
+
+class MeasuredScorer(Scorer):
+    """Compares plans by timing them in a worker process (see the module docstring)."""
+
+    def __init__(
+        self,
+        build: Callable[[Plan], str],
+        entry: str = "main",
+        *,
+        rounds: int = 15,
+        sample_s: float = 0.005,
+        warmup: int = 3,
+        seed: int = 0,
+        threads: ThreadPolicy | int | None = None,
+        compile: RuntimeCompileHook | None = None,
+        timeout_s: float = 120.0,
+        rtol: float = 1e-3,
+        atol: float = 1e-4,
+        start_timeout_s: float = 120.0,
+    ):
+        if rounds < 1:
+            raise CollageError(f"collage-refine: rounds must be at least 1, got {rounds}")
+        if not timeout_s > 0:
+            raise CollageError(f"collage-refine: timeout must be positive, got {timeout_s}")
+        try:
+            pickle.dumps(compile)
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            raise CollageError(f"collage-refine: the compile hook {compile!r} cannot be sent "
+                               f"to a worker process ({e}); use a module-level function"
+                               ) from None
+        self.build = build
+        self.rounds = rounds
+        self.sample_s = sample_s
+        self.timeout_s = timeout_s
+        self.start_timeout_s = start_timeout_s
+        self._config = _Config(entry, ThreadPolicy.resolve(threads), str(weight_store().root),
+                               seed, max(warmup, 1), rtol, atol, compile)
+        self._worker: _Worker | None = None
+        self._loaded: dict[int, float] = {}
+        """Plans the worker holds: id -> seconds of one run after the warm-up."""
+        self._ids: dict[frozenset, int] = {}
+        self._first: int | None = None
+        self.started = 0
+        """Worker processes started so far (restarts included)."""
+
+    def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
+        a, b = self._id(incumbent), self._id(challenger)
+        if self._first is None:
+            self._first = a
+        try:
+            ta = self._load(incumbent, a, {self._first, a}, deadline)
+        except _Failed as e:
+            return Comparison.failed(f"incumbent: {e.reason}", incumbent=not e.unfinished,
+                                     unfinished=e.unfinished)
+        try:
+            tb = self._load(challenger, b, {self._first, a, b}, deadline)
+            calls = max(1, min(MAX_CALLS, math.ceil(self.sample_s / max(min(ta, tb), 1e-9))))
+            sa, sb = self._request(("time", a, b, calls, self.rounds), deadline)
+        except _Failed as e:
+            return Comparison.failed(e.reason, unfinished=e.unfinished)
+        ratio = float(np.median([y / x for x, y in zip(sa, sb)]))
+        return Comparison(ratio, float(np.median(sa)), float(np.median(sb)))
+
+    def _id(self, plan: Plan) -> int:
+        return self._ids.setdefault(plan.key, len(self._ids))
+
+    def _load(self, plan: Plan, ident: int, keep: set[int], deadline: float) -> float:
+        if ident not in self._loaded:
+            try:
+                text = self.build(plan)
+            except CollageError as e:
+                raise _Failed(f"could not build the plan: {e}") from None
+            self._loaded = {k: v for k, v in self._loaded.items() if k in keep}
+            self._loaded[ident] = self._request(("load", ident, text, keep), deadline)
+        return self._loaded[ident]
+
+    def _request(self, message: tuple, deadline: float) -> Any:
+        """The worker's answer to `message`; `_Failed` when it fails, dies or runs out of
+        time (then the worker is killed)."""
+        if self._worker is None:
+            self._worker = _Worker(self._config, self.start_timeout_s)
+            self.started += 1
+        worker = self._worker
+        worker.conn.send(message)
+        limit = min(deadline, time.monotonic() + self.timeout_s)
+        ready = wait([worker.conn, worker.process.sentinel], max(0.0, limit - time.monotonic()))
+        reply = worker.receive() if worker.conn in ready else None
+        if reply is not None:
+            status, value = reply
+            if status == "error":
+                raise _Failed(value)
+            return value
+        self._kill()
+        if ready:
+            raise _Failed(f"worker crashed: {_exit_reason(worker.process.exitcode)}")
+        if limit >= deadline:
+            raise _Failed("the budget ran out", unfinished=True)
+        raise _Failed(f"timed out after {self.timeout_s:g} s")
+
+    def _kill(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+        self._loaded = {}
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+        self._loaded = {}

@@ -1,0 +1,631 @@
+"""End-to-end refinement: the Collage paper's graph-level search, scored by whole-function
+latency, starting from the Dijkstra plan and never returning one measured slower.
+
+    space = MoveSpace(graph, backends, configs)       # what each kernel may become
+    result = refine(space, start_kernels, scorer, RefineOptions(budget_s=30, seed=0))
+    result.plan.kernels                               # the start plan unless one beat it
+    print(result.summary("main")); json.dumps(result.to_json())
+
+Why: the Dijkstra search (`collage_xdsl.search`) adds up kernel costs measured one kernel
+at a time, so what only shows end to end (tensors handed between libraries, caches, a
+graph compiler optimising across what the search cut into pieces) is invisible to it, and
+its plan can run slower than one backend alone. Refinement measures whole plans.
+
+The search is a seeded, two-start, first-improvement local search: (1+1) evolutionary
+search from two parents (the paper evolves a population, which would cost a population's
+worth of whole-model measurements per generation):
+
+1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
+   each enabled backend alone (`collage-assign`: its own fusion; skipped, with the reason,
+   when it lacks an op) and, with tvm enabled, each BYOC backend's greedy plan
+   (`collage-partition-for`). The best plan so far is the incumbent of the next.
+2. **Climbs**: from the best plan, then from the start plan (a fused single-backend seed
+   rarely has a one-step mutation that beats it, while the mixed start plan often
+   does), mutations of the current plan are compared with it, by class, each class
+   shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
+   reassign a kernel to another backend; move one op across a boundary into the
+   touching kernel; split a kernel into its ops on a backend that supports them all, or
+   into TVM FuseOps groups. A new kernel must be supported by its backend (every op) and
+   valid under the coalescing config the partition pass uses for that backend
+   (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
+   survive where their backend keeps them. A mutation faster by more than `min_gain`
+   (ratio below 1 - min_gain) replaces the current plan and the climb goes on from it;
+   the climb ends when none is. The second climb's result replaces the best plan only
+   when compared faster with it. Every plan is tried once.
+3. **Stop** when the budget is spent or both climbs ended.
+4. **Confirm**: a result other than the start plan is compared with the start plan once
+   more (with the last tenth of the budget, which the search leaves for it); when it is
+   not faster there, the start plan is kept. A challenger that fails (compile error,
+   crash, timeout, outputs that disagree) is rejected with its reason; when the plan it
+   is compared with cannot be measured, the search stops.
+
+Scorers: `LatencyScorer` wraps `latency(plan) -> seconds` (tests; `ModelLatency` is the
+deterministic model behind `collage-refine{scorer=mock}`). The measured scorer,
+`collage_xdsl.plan_timing.MeasuredScorer`, times the outlined modules in a worker process.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from collage_xdsl.backends.base import Backend
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import FUSION_DISCOUNT
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.index_set import bits, count, first, single
+from collage_xdsl.partition import ANY_SHAPE, Kernel, kernel_label
+from collage_xdsl.passes.assign import assign_kernels, supported
+from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
+from collage_xdsl.passes.partition_for import partition_for_kernels
+from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+
+CONFIRM_SHARE = 0.1
+"""The share of the budget the search leaves for the final confirmation."""
+
+
+class RefineError(CollageError):
+    """Bad refinement options."""
+
+
+# ---------------------------------------------------------------------------
+# Plans and what they may become
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Kernels covering a function's kernel nodes (host ops aside), and how they came about."""
+
+    kernels: tuple[Kernel, ...]
+    origin: str = "start"
+
+    @cached_property
+    def key(self) -> frozenset[tuple[int, str]]:
+        """The plan's identity: each kernel's ops and backend."""
+        return frozenset((k.inside & k.sub_graph.graph.kernel_nodes, k.backend)
+                         for k in self.kernels)
+
+    def backends(self) -> dict[str, int]:
+        """Kernels per backend."""
+        found: dict[str, int] = {}
+        for k in self.kernels:
+            found[k.backend] = found.get(k.backend, 0) + 1
+        return dict(sorted(found.items()))
+
+
+def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
+    """A plan with its kernels in dataflow order (by lowest node)."""
+    return Plan(tuple(sorted(kernels, key=lambda k: first(k.inside))), origin)
+
+
+class MoveSpace:
+    """What the kernels of one function may become: the enabled backends, the ops each
+    supports, and the shape a fused kernel of each must keep (`configs`: the partition
+    pass's coalescing config per backend; None for a backend that does not fuse)."""
+
+    def __init__(self, graph: DataflowGraph, backends: Sequence[Backend],
+                 configs: Mapping[str, SubGraphConfig | None]):
+        self.graph = graph
+        self.backends = {b.name: b for b in backends}
+        self.configs = dict(configs)
+        self.supported = {b.name: supported(graph, b) for b in backends}
+        self.host = 0
+        """Kernel nodes the host runs (tuples, projections)."""
+        for i in bits(graph.kernel_nodes):
+            if host_only(graph, single(i)):
+                self.host |= single(i)
+
+    def ops(self, inside: int) -> int:
+        """The nodes of `inside` a backend must run (kernel nodes, host ops aside)."""
+        return inside & self.graph.kernel_nodes & ~self.host
+
+    def fits(self, sub: SubGraph, backend: str) -> bool:
+        """Whether `backend` supports every op of `sub` and `sub` has a kernel's shape."""
+        ops = self.ops(sub.inside)
+        if not ops or ops & ~self.supported[backend]:
+            return False
+        config = self.configs.get(backend)
+        if config is None:
+            return count(ops) == 1 and sub.is_valid(ANY_SHAPE)
+        return sub.is_valid(config)
+
+    def acyclic(self, kernels: Sequence[Kernel]) -> bool:
+        """Whether the kernels (and host ops) can run in some order: no kernel depends on
+        itself through others, which convex kernels alone do not rule out."""
+        nodes = self.graph.nodes
+        unit = {i: u for u, k in enumerate(kernels) for i in bits(self.ops(k.inside) |
+                                                                   k.inside & self.host)}
+        for i in bits(self.graph.kernel_nodes):
+            unit.setdefault(i, len(kernels) + i)
+        deps: dict[int, set[int]] = {u: set() for u in unit.values()}
+        for i, u in unit.items():
+            for p in nodes[i].inputs:
+                if p in unit and unit[p] != u:
+                    deps[u].add(unit[p])
+        users: dict[int, list[int]] = {u: [] for u in deps}
+        for u, ds in deps.items():
+            for d in ds:
+                users[d].append(u)
+        waiting = {u: len(ds) for u, ds in deps.items()}
+        ready = [u for u, n in waiting.items() if n == 0]
+        done = 0
+        while ready:
+            u = ready.pop()
+            done += 1
+            for w in users[u]:
+                waiting[w] -= 1
+                if waiting[w] == 0:
+                    ready.append(w)
+        return done == len(deps)
+
+    def describe(self, kernel: Kernel) -> str:
+        """`conv2d_add_relu@tvm`."""
+        return f"{kernel_label(self.graph, kernel)}@{kernel.backend}"
+
+    # -- seeds -------------------------------------------------------------------------
+
+    def seeds(self) -> list[Plan | str]:
+        """Each backend alone, then each BYOC backend's greedy plan (with tvm enabled);
+        a seed that cannot be made is the reason why."""
+        found: list[Plan | str] = []
+        for name, backend in self.backends.items():
+            try:
+                found.append(make_plan(assign_kernels(self.graph, backend), f"{name} alone"))
+            except CollageError as e:
+                found.append(f"{name} alone: {e}")
+        if "tvm" in self.backends:
+            for name, backend in self.backends.items():
+                if backend.byoc:
+                    found.append(make_plan(partition_for_kernels(self.graph, backend),
+                                           f"{name} greedy (partition-for), rest tvm"))
+        return found
+
+    # -- mutations -----------------------------------------------------------------------
+
+    def mutations(self, plan: Plan, rng: random.Random) -> list[Plan]:
+        """Every valid mutation of `plan`: merges, reassignments, moves, splits (each
+        class shuffled by `rng`, in that order)."""
+        kernels = plan.kernels
+        classes = (self._merges(kernels), self._reassignments(kernels),
+                   self._moves(kernels), self._splits(kernels))
+        found: list[Plan] = []
+        for cls in classes:
+            valid = [p for p in cls if p.key != plan.key and self.acyclic(p.kernels)]
+            rng.shuffle(valid)
+            found += valid
+        return found
+
+    def _replace(self, kernels: Sequence[Kernel], drop: Sequence[int], new: Sequence[Kernel],
+                 origin: str) -> Plan:
+        kept = [k for n, k in enumerate(kernels) if n not in drop]
+        return make_plan(kept + list(new), origin)
+
+    def _merges(self, kernels: Sequence[Kernel]) -> list[Plan]:
+        found = []
+        for i, a in enumerate(kernels):
+            for j in range(i + 1, len(kernels)):
+                b = kernels[j]
+                if not a.sub_graph.are_touching(b.sub_graph):
+                    continue
+                for backend in dict.fromkeys((a.backend, b.backend)):
+                    nested = tuple(s for k in (a, b) if k.backend == backend
+                                   for s in k.sub_graph.nested)
+                    union = SubGraph(self.graph, a.inside | b.inside, "", nested)
+                    if self.fits(union, backend):
+                        found.append(self._replace(
+                            kernels, (i, j), [Kernel(union, backend)],
+                            f"merge {self.describe(a)} + {self.describe(b)} on {backend}"))
+        return found
+
+    def _reassignments(self, kernels: Sequence[Kernel]) -> list[Plan]:
+        found = []
+        for i, a in enumerate(kernels):
+            plain = SubGraph(self.graph, a.inside)
+            for backend in self.backends:
+                if backend != a.backend and self.fits(plain, backend):
+                    found.append(self._replace(kernels, (i,), [Kernel(plain, backend)],
+                                               f"reassign {self.describe(a)} to {backend}"))
+        return found
+
+    def _moves(self, kernels: Sequence[Kernel]) -> list[Plan]:
+        found = []
+        nodes = self.graph.nodes
+        for i, a in enumerate(kernels):
+            for j, b in enumerate(kernels):
+                if i == j or not a.sub_graph.are_touching(b.sub_graph):
+                    continue
+                border = self.ops(a.inside) & (b.sub_graph.input | b.sub_graph.output)
+                for n in bits(border):
+                    grown = SubGraph(self.graph, b.inside | single(n), "", b.sub_graph.nested)
+                    if not self.fits(grown, b.backend):
+                        continue
+                    new = [Kernel(grown, b.backend)]
+                    rest = a.inside & ~single(n)
+                    if self.ops(rest):
+                        nested = tuple(s for s in a.sub_graph.nested if not s.inside >> n & 1)
+                        shrunk = SubGraph(self.graph, rest, "", nested)
+                        if not self.fits(shrunk, a.backend):
+                            continue
+                        new.append(Kernel(shrunk, a.backend))
+                    op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
+                    found.append(self._replace(
+                        kernels, (i, j), new,
+                        f"move {op}#{n} from {self.describe(a)} to {self.describe(b)}"))
+        return found
+
+    def _splits(self, kernels: Sequence[Kernel]) -> list[Plan]:
+        found = []
+        for i, a in enumerate(kernels):
+            ops = self.ops(a.inside)
+            if count(ops) < 2:
+                continue
+            for backend in self.backends:
+                if not ops & ~self.supported[backend]:
+                    found.append(self._replace(
+                        kernels, (i,),
+                        [Kernel(SubGraph(self.graph, single(n)), backend) for n in bits(ops)],
+                        f"split {self.describe(a)} into single ops on {backend}"))
+            if "tvm" in self.backends:
+                groups = fuse_ops_kernels(self.graph, 256, allowed=a.inside)
+                if 1 < len(groups) < count(ops):
+                    found.append(self._replace(kernels, (i,), groups,
+                                               f"split {self.describe(a)} into FuseOps groups"))
+        return found
+
+
+# ---------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A challenger against the incumbent."""
+
+    ratio: float
+    """Challenger latency / incumbent latency; inf when the challenger failed."""
+    incumbent_s: float | None = None
+    challenger_s: float | None = None
+    reason: str = ""
+    """Why the comparison failed; empty when it did not."""
+    incumbent_failed: bool = False
+    """The incumbent itself could not be measured."""
+    unfinished: bool = False
+    """The budget ran out before the comparison finished (no fault of the challenger)."""
+
+    @staticmethod
+    def failed(reason: str, *, incumbent: bool = False, unfinished: bool = False
+               ) -> Comparison:
+        return Comparison(math.inf, reason=reason, incumbent_failed=incumbent,
+                          unfinished=unfinished)
+
+
+class Scorer(ABC):
+    """Compares plans of one function by latency."""
+
+    @abstractmethod
+    def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
+        """How fast `challenger` runs relative to `incumbent`; give up at `deadline`
+        (`time.monotonic()` seconds) with an unfinished comparison."""
+
+    def close(self) -> None:
+        """Release what the scorer holds (worker processes); nothing by default."""
+
+
+class LatencyScorer(Scorer):
+    """Compares by `latency(plan) -> seconds`, each plan's latency computed once; a
+    `CollageError` from it fails that plan with its message."""
+
+    def __init__(self, latency: Callable[[Plan], float]):
+        self.latency = latency
+        self._known: dict[frozenset, float | str] = {}
+
+    def _latency(self, plan: Plan) -> float | str:
+        if plan.key not in self._known:
+            try:
+                self._known[plan.key] = float(self.latency(plan))
+            except CollageError as e:
+                self._known[plan.key] = str(e)
+        return self._known[plan.key]
+
+    def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
+        a = self._latency(incumbent)
+        if isinstance(a, str):
+            return Comparison.failed(a, incumbent=True)
+        b = self._latency(challenger)
+        if isinstance(b, str):
+            return Comparison.failed(b)
+        return Comparison(b / a if a > 0 else math.inf if b > 0 else 1.0, a, b)
+
+
+@dataclass(frozen=True)
+class ModelLatency:
+    """A deterministic latency model (`collage-refine{scorer=mock}`): each kernel costs what
+    the mock estimator says (`base[backend]` per op, each further op 0.9 times the last:
+    `collage_xdsl.estimators.MockCostEstimator`), plus `transfer` seconds for every
+    dataflow edge from a kernel into a kernel of another backend."""
+
+    base: Mapping[str, float]
+    transfer: float = 0.0
+    default: float = 1.0
+
+    def __call__(self, plan: Plan) -> float:
+        total = 0.0
+        backend_of: dict[int, str] = {}
+        for k in plan.kernels:
+            graph = k.sub_graph.graph
+            ops = count(k.inside & graph.kernel_nodes)
+            base = self.base.get(k.backend, self.default)
+            total += sum(base * FUSION_DISCOUNT**n for n in range(ops))
+            for i in bits(k.inside & graph.kernel_nodes):
+                backend_of[i] = k.backend
+        for k in plan.kernels:
+            nodes = k.sub_graph.graph.nodes
+            for i in bits(k.sub_graph.entry):
+                total += self.transfer * sum(
+                    1 for p in nodes[i].inputs
+                    if p in backend_of and backend_of[p] != k.backend)
+        return total
+
+
+# ---------------------------------------------------------------------------
+# The search
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefineOptions:
+    """`budget_s`: wall seconds for the whole refinement (0: nothing is tried);
+    `seed`: the RNG seed ordering the mutations; `min_gain`: how much faster (relative) a
+    challenger must be to replace the incumbent."""
+
+    budget_s: float = 30.0
+    seed: int = 0
+    min_gain: float = 0.03
+
+    def __post_init__(self) -> None:
+        if not self.budget_s >= 0 or math.isinf(self.budget_s):
+            raise RefineError(f"collage-refine: budget must be a finite number of seconds "
+                              f">= 0, got {self.budget_s}")
+        if not 0 <= self.min_gain < 1:
+            raise RefineError(f"collage-refine: min-gain must be in [0, 1), got {self.min_gain}")
+
+
+@dataclass
+class Trial:
+    """One challenger and what became of it: accepted, rejected (not faster by the
+    minimum gain), failed (with the reason), unfinished (out of budget), or skipped (a seed
+    that could not be made)."""
+
+    origin: str
+    kind: str
+    """seed, mutation, climb (the second climb's result against the best plan) or confirm."""
+    status: str
+    kernels: int = 0
+    ratio: float | None = None
+    incumbent_ms: float | None = None
+    challenger_ms: float | None = None
+    reason: str = ""
+    at_s: float = 0.0
+    """Seconds into the refinement when the trial ended."""
+
+    def to_json(self) -> dict:
+        return {
+            "origin": self.origin, "kind": self.kind, "status": self.status,
+            "kernels": self.kernels,
+            "ratio": None if self.ratio is None or math.isinf(self.ratio) else self.ratio,
+            "incumbent_ms": self.incumbent_ms, "challenger_ms": self.challenger_ms,
+            "reason": self.reason, "at_s": round(self.at_s, 3),
+        }
+
+
+@dataclass
+class Refinement:
+    """The outcome of `refine`."""
+
+    start: Plan
+    plan: Plan
+    """The result: `start` unless a plan was measured faster."""
+    options: RefineOptions
+    trials: list[Trial] = field(default_factory=list)
+    stopped: str = ""
+    """Why the search ended: budget, exhausted (both climbs ended), or why the plan a
+    challenger was compared with could not be measured."""
+    seconds: float = 0.0
+    start_ms: float | None = None
+    final_ms: float | None = None
+    ratio: float = 1.0
+    """The result's latency relative to the start plan's (confirmed when measured)."""
+
+    @property
+    def changed(self) -> bool:
+        return self.plan.key != self.start.key
+
+    def tried(self) -> list[Trial]:
+        """The challengers compared (seeds and mutations)."""
+        return [t for t in self.trials if t.kind in ("seed", "mutation")
+                and t.status not in ("skipped", "incumbent failed")]
+
+    def best_seed(self) -> Trial | None:
+        """The fastest seed measured."""
+        seeds = [t for t in self.trials if t.kind == "seed" and t.challenger_ms is not None]
+        return min(seeds, key=lambda t: t.challenger_ms, default=None)  # type: ignore
+
+    def summary(self, function: str) -> str:
+        """One line: start, best seed, variants tried, final latency and ratio."""
+        def ms(value: float | None) -> str:
+            return "?" if value is None else f"{value:.3g} ms"
+
+        tried = self.tried()
+        counts = {s: sum(t.status == s for t in tried) for s in ("accepted", "failed")}
+        seed = self.best_seed()
+        best = f"{seed.origin} {ms(seed.challenger_ms)}" if seed else "none measured"
+        return (f"collage-refine @{function}: start {ms(self.start_ms)}, best seed {best}, "
+                f"{len(tried)} variants tried ({counts['accepted']} accepted, "
+                f"{counts['failed']} failed), final {ms(self.final_ms)} "
+                f"({self.ratio:.3f}x start, {len(self.plan.kernels)} kernels), "
+                f"stopped: {self.stopped}, {self.seconds:.1f} s")
+
+    def to_json(self) -> dict:
+        def plan(p: Plan) -> dict:
+            return {"origin": p.origin, "kernels": len(p.kernels), "backends": p.backends()}
+
+        return {
+            "budget_s": round(self.options.budget_s, 3), "seed": self.options.seed,
+            "min_gain": self.options.min_gain, "seconds": round(self.seconds, 3),
+            "stopped": self.stopped, "start": plan(self.start), "final": plan(self.plan),
+            "start_ms": self.start_ms, "final_ms": self.final_ms, "ratio": self.ratio,
+            "changed": self.changed, "trials": [t.to_json() for t in self.trials],
+        }
+
+
+def refine(space: MoveSpace, start: Sequence[Kernel], scorer: Scorer | Callable[[Plan], float],
+           options: RefineOptions = RefineOptions(),
+           clock: Callable[[], float] = time.monotonic) -> Refinement:
+    """Search from the `start` kernels for a faster plan (see the module docstring).
+    `scorer` is a `Scorer` (closed at the end) or a latency function of a plan (wrapped
+    in `LatencyScorer`)."""
+    search = _Search(space, scorer if isinstance(scorer, Scorer) else LatencyScorer(scorer),
+                     options, clock, make_plan(start, "start"))
+    try:
+        search.run()
+    finally:
+        search.scorer.close()
+    return search.finish()
+
+
+class _Search:
+    """The state of one `refine` call."""
+
+    def __init__(self, space: MoveSpace, scorer: Scorer, options: RefineOptions,
+                 clock: Callable[[], float], start: Plan):
+        self.space, self.scorer, self.options, self.clock = space, scorer, options, clock
+        self.began = clock()
+        self.deadline = self.began + options.budget_s * (1 - CONFIRM_SHARE)
+        self.result = Refinement(start, start, options)
+        self.tried = {start.key}
+        self.latest: dict[frozenset, float] = {}
+        """The latest measured latency of each plan."""
+        self.relative: dict[frozenset, float] = {start.key: 1.0}
+        """Each accepted plan's latency relative to the start plan's, along its comparisons."""
+        self.rng = random.Random(options.seed)
+
+    def out_of_budget(self) -> bool:
+        if not self.result.stopped and self.clock() >= self.deadline:
+            self.result.stopped = "budget"
+        return bool(self.result.stopped)
+
+    def compare(self, incumbent: Plan, challenger: Plan, kind: str) -> bool:
+        """Whether `challenger` is faster than `incumbent` by the minimum gain; a failure
+        of the incumbent or the budget running out stops the search."""
+        self.tried.add(challenger.key)
+        c = self.scorer.compare(incumbent, challenger, self.deadline)
+        record = Trial(challenger.origin, kind, "failed", len(challenger.kernels), c.ratio,
+                       _ms(c.incumbent_s), _ms(c.challenger_s), c.reason,
+                       self.clock() - self.began)
+        self.result.trials.append(record)
+        if c.incumbent_s is not None:
+            self.latest[incumbent.key] = c.incumbent_s
+        if c.incumbent_failed:
+            record.status = "incumbent failed"
+            self.result.stopped = f"{incumbent.origin} could not be measured: {c.reason}"
+            return False
+        if c.unfinished:
+            record.status = "unfinished"
+            self.result.stopped = "budget"
+            return False
+        if c.reason:
+            return False
+        assert c.challenger_s is not None
+        self.latest[challenger.key] = c.challenger_s
+        if c.ratio < 1 - self.options.min_gain:
+            record.status = "accepted"
+            self.relative[challenger.key] = self.relative[incumbent.key] * c.ratio
+            return True
+        record.status = "rejected"
+        return False
+
+    def climb(self, point: Plan) -> Plan:
+        """First-improvement hill climbing from `point` until no mutation is faster."""
+        current = point
+        while not self.out_of_budget():
+            for challenger in self.space.mutations(current, self.rng):
+                if challenger.key in self.tried:
+                    continue
+                if self.out_of_budget():
+                    return current
+                if self.compare(current, challenger, "mutation"):
+                    current = challenger
+                    break
+                if self.result.stopped:
+                    return current
+            else:
+                return current
+        return current
+
+    def run(self) -> None:
+        """Seeds against the start plan, then climbs from the best plan and from the start
+        plan (mutations of one fused seed rarely reach a mixed plan that beats it, the
+        start plan's often do); the best of the climbs wins."""
+        start = self.result.start
+        if not start.kernels or self.options.budget_s == 0:
+            return
+        best = start
+        for seed in self.space.seeds():
+            if isinstance(seed, str):
+                origin, _, why = seed.partition(": ")
+                self.result.trials.append(Trial(origin, "seed", "skipped", reason=why))
+            elif seed.key not in self.tried and self.space.acyclic(seed.kernels):
+                if self.out_of_budget():
+                    break
+                if self.compare(best, seed, "seed"):
+                    best = seed
+        for point in [best] if best is start else [best, start]:
+            if self.out_of_budget():
+                break
+            top = self.climb(point)
+            if point is best or top is not point and self.compare(best, top, "climb"):
+                best = top
+        if not self.result.stopped:
+            self.result.stopped = "exhausted"
+        self.result.plan = best
+        self.result.ratio = self.relative[best.key]
+        if best is not start:
+            self.confirm(best)
+
+    def confirm(self, best: Plan) -> None:
+        """Compare `best` with the start plan once more; keep the start plan unless faster."""
+        start = self.result.start
+        c = self.scorer.compare(start, best, max(self.clock(),
+                                                 self.began + self.options.budget_s))
+        record = Trial(f"{best.origin} against the start plan", "confirm", "confirmed",
+                       len(best.kernels), c.ratio, _ms(c.incumbent_s), _ms(c.challenger_s),
+                       c.reason)
+        if c.reason:
+            record.status = "unconfirmed"
+        else:
+            self.latest[start.key] = c.incumbent_s  # type: ignore[assignment]
+            self.latest[best.key] = c.challenger_s  # type: ignore[assignment]
+            self.result.ratio = c.ratio
+            if c.ratio >= 1.0:
+                record.status = "not faster: kept the start plan"
+                self.result.plan, self.result.ratio = start, 1.0
+        record.at_s = self.clock() - self.began
+        self.result.trials.append(record)
+
+    def finish(self) -> Refinement:
+        result = self.result
+        result.start_ms = _ms(self.latest.get(result.start.key))
+        result.final_ms = _ms(self.latest.get(result.plan.key))
+        result.seconds = self.clock() - self.began
+        return result
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3

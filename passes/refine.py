@@ -1,0 +1,232 @@
+"""`collage-refine`: end-to-end refinement of a partitioned module (`collage_xdsl.refine`).
+
+    collage-opt m.mlir -p 'collage-partition{...},collage-refine{budget=30},collage-outline'
+    collage-opt m.mlir -p 'collage-partition{estimator=mock},collage-refine{budget=5
+                           scorer=mock mock-costs="tvm:1,onnxruntime:2" mock-transfer=3}'
+
+Runs after `collage-partition`, before `collage-outline`. Per function holding
+`collage.kernel` regions: the plan is recovered from the regions (the inverse of
+`collage_xdsl.partition.partition`: regions and their composites are inlined, giving the
+function's `DataflowGraph` and one `Kernel` per region with its backend, label and cost),
+then refined: seeds and mutations of the plan are compared with the incumbent by measured
+whole-function latency (`scorer=measured`: outlined and run through the runtime in a
+worker process, `collage_xdsl.plan_timing`, `rounds` interleaved rounds per comparison,
+`timeout` seconds per compile or timing request) or by a latency model (`scorer=mock`:
+`mock-costs` per op as for the mock estimator, `mock-transfer` seconds per dataflow edge
+between kernels of different backends). A challenger replaces the incumbent when faster
+by more than `min-gain`; `seed` orders the mutations; `budget` is the wall seconds of the
+whole pass (0, the default: the pass does nothing). The kernels may take what the
+candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
+`test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
+
+A function whose plan did not change is left exactly as it was. A changed one is
+partitioned again with the final plan, in `collage-partition`'s form (kernels the start
+plan had keep their `cost`; new ones have none). Each function's outcome is one line on
+stderr (start and final latency, best seed, variants tried); `report=PATH.json` writes
+every trial.
+
+Before (`backends=tvm,test test-ops=relu scorer=mock mock-costs="tvm:1,test:0.5"
+mock-transfer=2`):
+
+    %a = collage.kernel "test"(%x) {label = "relu"} ... { collage.relu ... }
+    %b = collage.kernel "tvm"(%a) {label = "sigmoid"} ... { collage.sigmoid ... }
+    %c = collage.kernel "test"(%b) {label = "relu"} ... { collage.relu ... }
+
+After (one handover instead of two outweighs relu's cheaper kernel):
+
+    %c = collage.kernel "tvm"(%x) {label = "relu_sigmoid"} ... { ... }
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import ConstantLike, SymbolTable
+
+from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import parse_mock_costs
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.partition import Kernel, partition
+from collage_xdsl.passes.candidates import CandidateOptions
+from collage_xdsl.passes.outline import outline_kernels
+from collage_xdsl.passes.partition import CollagePartitionPass
+from collage_xdsl.refine import (
+    LatencyScorer,
+    ModelLatency,
+    MoveSpace,
+    Plan,
+    RefineOptions,
+    Scorer,
+    refine,
+)
+from collage_xdsl.subgraph import SubGraph
+
+_Region = tuple[str, list[Operation], list["_Region"]]
+"""A region's label, its ops (constants aside) and its nested composites."""
+
+
+def recover_kernels(func: FuncOp) -> tuple[DataflowGraph, list[Kernel]]:
+    """Inline the `collage.kernel` regions of `func` (composites included) and return its
+    dataflow graph with one kernel per region: the inverse of `partition`."""
+    found: list[tuple[KernelOp, _Region]] = []
+    for op in list(func.body.block.ops):
+        if isinstance(op, KernelOp):
+            found.append((op, _inline(op)))
+    graph = DataflowGraph(func)
+
+    def sub_graph(region: _Region) -> SubGraph:
+        label, ops, nested = region
+        inside = 0
+        for op in ops:
+            inside |= 1 << graph.node_of(op)
+        return SubGraph(graph, inside, label, tuple(sub_graph(n) for n in nested))
+
+    kernels = [Kernel(sub_graph(region), op.backend.data,
+                      None if op.cost is None else op.cost.value.data)
+               for op, region in found]
+    return graph, kernels
+
+
+def _inline(region_op: RegionOp) -> _Region:
+    """Move the body of `region_op` before it, in its place; the op is erased."""
+    block = region_op.body.block
+    terminator = block.last_op
+    assert terminator is not None
+    values = list(terminator.operands)
+    body = [op for op in block.ops if op is not terminator]
+    Rewriter.inline_block(block, InsertPoint.before(region_op), list(region_op.inputs))
+    for result, value in zip(region_op.results, values):
+        result.replace_all_uses_with(value)
+    Rewriter.erase_op(terminator)
+    label = region_op.label.data if region_op.label is not None else ""  # type: ignore
+    Rewriter.erase_op(region_op)
+    ops: list[Operation] = []
+    nested: list[_Region] = []
+    for op in body:
+        if isinstance(op, CompositeOp):
+            inner = _inline(op)
+            nested.append(inner)
+            ops += inner[1]
+        elif not op.has_trait(ConstantLike):
+            ops.append(op)
+    return label, ops, nested
+
+
+def _has_kernels(func: FuncOp) -> bool:
+    return any(isinstance(op, KernelOp) for op in func.body.block.ops)
+
+
+@dataclass(frozen=True)
+class CollageRefinePass(CandidateOptions):
+    """Refine each partitioned function by measured (or modelled) whole-function latency."""
+
+    name = "collage-refine"
+
+    budget: float | int = 0.0
+    """Seconds (`float | int`: the pipeline syntax reads `budget=30` as an int)."""
+    seed: int = 0
+    min_gain: float | int = 0.03
+    rounds: int = 15
+    timeout: float | int = 120.0
+    scorer: str = "measured"
+    mock_costs: str = ""
+    mock_transfer: float | int = 0.0
+    report: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        options = RefineOptions(float(self.budget), self.seed, float(self.min_gain))
+        if self.scorer not in ("measured", "mock"):
+            raise CollageError(f"collage-refine: unknown scorer {self.scorer!r} "
+                               "(measured or mock)")
+        if self.rounds < 1:
+            raise CollageError(f"collage-refine: rounds must be at least 1, got {self.rounds}")
+        if not self.timeout > 0:
+            raise CollageError(f"collage-refine: timeout must be positive, got {self.timeout}")
+        if not self.mock_transfer >= 0:
+            raise CollageError(f"collage-refine: mock-transfer must be >= 0, got "
+                               f"{self.mock_transfer}")
+        mock_costs = parse_mock_costs(self.mock_costs)
+        specs = self.specs()
+        if self.scorer == "measured":
+            from collage_xdsl.codegen import BACKENDS
+
+            missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS]
+            if missing:
+                raise CollageError(
+                    f"collage-refine: scorer=measured runs every kernel; backend "
+                    f"{', '.join(map(repr, missing))} has no codegen hook (hooks exist for "
+                    f"{', '.join(sorted(BACKENDS))}); use scorer=mock for toy backends")
+        if options.budget_s == 0:
+            return
+        coalescing = CollagePartitionPass(
+            **{f.name: getattr(self, f.name) for f in fields(CandidateOptions)})
+        backends = [s.backend for s in specs if s.backend is not None]
+        configs = {s.name: coalescing.coalesce_config(s) for s in specs if s.backend is not None}
+        ends = time.monotonic() + options.budget_s
+        reports = []
+        for func in [f for f in op.ops if isinstance(f, FuncOp) and not f.is_declaration
+                     and _has_kernels(f)]:
+            name = func.sym_name.data
+            work = op.clone()
+            work_func = SymbolTable.lookup_symbol(work, name)
+            assert isinstance(work_func, FuncOp)
+            graph, start = recover_kernels(work_func)
+            if self.scorer == "mock":
+                scorer: Scorer = LatencyScorer(ModelLatency(mock_costs, self.mock_transfer))
+            else:
+                from collage_xdsl.plan_timing import MeasuredScorer
+
+                scorer = MeasuredScorer(_builder(work, name, len(graph)), name,
+                                        rounds=self.rounds, timeout_s=self.timeout,
+                                        seed=self.seed)
+            budget = max(0.0, ends - time.monotonic())
+            result = refine(MoveSpace(graph, backends, configs), start, scorer,
+                            RefineOptions(budget, self.seed, options.min_gain))
+            print(result.summary(name), file=sys.stderr)
+            reports.append({"function": name, **result.to_json()})
+            if result.changed:
+                costs = {(k.inside, k.backend): k.cost for k in start}
+                partition(graph, [Kernel(k.sub_graph, k.backend,
+                                         costs.get((k.inside, k.backend), k.cost))
+                                  for k in result.plan.kernels])
+                work_func.detach()
+                Rewriter.insert_op(work_func, InsertPoint.before(func))
+                Rewriter.erase_op(func)
+        if self.report is not None:
+            try:
+                Path(self.report).write_text(json.dumps({"functions": reports}, indent=2) + "\n")
+            except OSError as e:
+                raise CollageError(f"collage-refine: cannot write report {self.report}: "
+                                   f"{e.strerror}") from None
+
+
+def _builder(work: ModuleOp, name: str, nodes: int):
+    """`build(plan)`: the text of a copy of `work` with `@name` partitioned by the plan and
+    every kernel outlined (the measured scorer's variants)."""
+
+    def build(plan: Plan) -> str:
+        module = work.clone()
+        func = SymbolTable.lookup_symbol(module, name)
+        assert isinstance(func, FuncOp)
+        graph = DataflowGraph(func)
+        assert len(graph) == nodes, "a copy numbers its dataflow nodes the same way"
+        partition(graph, [Kernel(_remap(k.sub_graph, graph), k.backend, k.cost)
+                          for k in plan.kernels])
+        outline_kernels(module)
+        return str(module)
+
+    return build
+
+
+def _remap(sub: SubGraph, graph: DataflowGraph) -> SubGraph:
+    return SubGraph(graph, sub.inside, sub.label, tuple(_remap(n, graph) for n in sub.nested))

@@ -2,12 +2,15 @@
 
     options = PartitionOptions(backends=("tvm", "onnxruntime", "openvino"))
     result = partition_module(module, options)   # collage-partition + collage-outline
+    options = PartitionOptions(refine_budget=30)  # + collage-refine in between
     outputs = Executable(result.module).run([x])
     single = assign_module(module, "tvm")         # collage-assign{backend=tvm} + outline
 
 Both work on a copy: the caller's module is left as it was. `partition_module` also
-returns the explain report (`collage_xdsl.explain`: JSON and table) and the time the
-partitioning took.
+returns the explain report (`collage_xdsl.explain`: JSON and table), the refinement
+report (`collage_xdsl.refine`) when it refined, and the time it all took. Refinement
+scores plans by measured whole-model latency, or with the mock latency model when the
+estimator is `mock`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ DEFAULT_BACKENDS = ("tvm", "onnxruntime", "openvino")
 
 DEFAULT_ESTIMATOR = "measured"
 """Kernels compiled and timed in worker processes (`collage_xdsl.measure`)."""
+
+DEFAULT_REFINE_BUDGET = 30.0
+"""Seconds of end-to-end refinement the `collage` commands spend with the measured
+estimator unless told otherwise (`--refine-budget`)."""
 
 
 def parse_backends(text: str | Sequence[str]) -> tuple[str, ...]:
@@ -76,7 +83,9 @@ class Partitioned:
     table: str
     """The explain report as a human table."""
     seconds: float
-    """Wall time of partitioning and outlining (estimates included)."""
+    """Wall time of partitioning, refining and outlining (estimates included)."""
+    refinement: dict | None = None
+    """The `collage-refine` report (`{"functions": [...]}`), None when not refined."""
 
     def kernel_functions(self) -> list[FuncOp]:
         return kernel_functions(self.module)
@@ -92,10 +101,13 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
     """A copy of `module` partitioned over `options.backends` and outlined."""
     from collage_xdsl.passes.outline import CollageOutlinePass
     from collage_xdsl.passes.partition import CollagePartitionPass
+    from collage_xdsl.passes.refine import CollageRefinePass
 
     module = module.clone()
+    refinement = None
     with tempfile.TemporaryDirectory(prefix="collage-explain-") as tmp:
         report_path, table_path = Path(tmp) / "report.json", Path(tmp) / "table.txt"
+        refine_path = Path(tmp) / "refine.json"
         started = time.perf_counter()
         CollagePartitionPass(
             backends=options.backends,
@@ -108,11 +120,22 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
             explain=str(report_path),
             explain_table=str(table_path),
         ).apply(Context(), module)
+        if options.refine_budget > 0:
+            CollageRefinePass(
+                backends=options.backends,
+                tvm_max_depth=options.max_depth,
+                byoc_max_depth=options.max_depth,
+                budget=options.refine_budget,
+                scorer="mock" if options.estimator == "mock" else "measured",
+                mock_costs=options.mock_costs,
+                report=str(refine_path),
+            ).apply(Context(), module)
+            refinement = json.loads(refine_path.read_text())
         CollageOutlinePass().apply(Context(), module)
         seconds = time.perf_counter() - started
         report = json.loads(report_path.read_text())
         table = table_path.read_text()
-    return Partitioned(module, report, table, seconds)
+    return Partitioned(module, report, table, seconds, refinement)
 
 
 def assign_module(module: ModuleOp, backend: str) -> ModuleOp:

@@ -18,7 +18,9 @@ Decisions:
   — no path leaving and re-entering —, any number of exits, within the backend's max
   depth unless it offers maximal regions anyway; never for a backend that does not fuse).
   The merged kernel's cost is the sum of its parts' costs. Merging unions disjoint
-  kernels, so fan-out never makes kernels overlap.
+  kernels, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
+  merged kernel as the kernel it is (one call, not its parts) and keeps it only when it is
+  no dearer than its parts with their launches; otherwise the parts stay apart.
 
 The sub-graphs are all expressed over the original `DataflowGraph`; their ops are gathered
 before any rewriting, kernels are built downstream-first (reverse dataflow order), and the
@@ -94,6 +96,28 @@ def coalesce(
                 changed, j = True, 0
             i += 1
     return result
+
+
+def coalesce_costed(
+    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool],
+    cost_of: Callable[[Sequence[Kernel]], Sequence[float]], launch: Callable[[str], float],
+) -> list[Kernel]:
+    """`coalesce`, then each merged kernel costed by `cost_of` (all merged kernels in one
+    call; NaN or infinite: no cost) and kept with that cost when ``cost + launch`` is at
+    most its parts' costs plus one launch each; otherwise its parts are kept instead."""
+    merged = coalesce(graph, kernels, is_valid)
+    parts = {k.inside: k for k in kernels}
+    fresh = [k for k in merged if k.inside not in parts]
+    result = [k for k in merged if k.inside in parts]
+    for k, cost in zip(fresh, cost_of(fresh)):
+        inside = [p for p in kernels if p.inside & k.inside]
+        apart = sum(p.cost + launch(p.backend) for p in inside if p.cost is not None)
+        known = all(p.cost is not None for p in inside) and cost is not None
+        if known and cost + launch(k.backend) <= apart and cost < float("inf"):
+            result.append(Kernel(k.sub_graph, k.backend, cost))
+        else:
+            result.extend(inside)
+    return sorted(result, key=lambda k: k.inside & -k.inside)
 
 
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:

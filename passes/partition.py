@@ -14,7 +14,8 @@ keeps costs between runs; `launch-penalty` seconds per kernel; `transitions=auto
 measured|fixed:SECONDS`: boundary-aware costs, `collage_xdsl.transitions`, calibrated once
 per cost database with the measured estimator by default), and Phase 4: the chosen
 sub-graphs become `collage.kernel` regions (`coalesce=true` merges touching kernels of
-one backend, see `collage_xdsl.partition`). `explain=PATH.json` writes the report of
+one backend when the merged kernel, costed as one, is no dearer than its parts, see
+`collage_xdsl.partition`). `explain=PATH.json` writes the report of
 `collage_xdsl.explain`, whose table goes to stderr (or to `explain-table=PATH`).
 
 Before:
@@ -54,7 +55,12 @@ from collage_xdsl.estimators import (
 )
 from collage_xdsl.explain import FunctionReport, explain_function, write_report
 from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.partition import Kernel, coalesce, partition, partitionable_functions
+from collage_xdsl.partition import (
+    Kernel,
+    coalesce_costed,
+    partition,
+    partitionable_functions,
+)
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.search import search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
@@ -197,7 +203,9 @@ class CollagePartitionPass(CandidateOptions):
                 kernels = [Kernel(c.sub_graph, c.spec.name, cost_of(c).seconds)
                            for c in result.chosen if c.spec.backend is not None]
                 if self.coalesce:
-                    kernels = coalesce(graph, kernels, valid)
+                    kernels = coalesce_costed(graph, kernels, valid,
+                                              lambda ks: merged_costs(estimator, ks),
+                                              transitions.kernel)
                 if self.explain is not None or self.explain_table is not None:
                     if db is not None:
                         hits, misses = db.stats()["hits"] - hits0, db.stats()["misses"] - misses0
@@ -216,6 +224,12 @@ class CollagePartitionPass(CandidateOptions):
                 db.close()
         if reports:
             write_report(reports, self.explain, self.explain_table or sys.stderr)
+
+
+def merged_costs(estimator: CostEstimator, kernels: Sequence[Kernel]) -> list[float | None]:
+    """Costs of coalesced kernels, estimated together (None when not known)."""
+    costs = estimator.estimate_all(kernel_request(k.sub_graph, k.backend) for k in kernels)
+    return [None if c.is_unknown else c.seconds for c in costs]
 
 
 def _distinct_estimates(candidates: Sequence[CandidateKernel]) -> int:

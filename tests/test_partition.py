@@ -15,7 +15,7 @@ from collage_xdsl.estimators import random_inputs
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import of
 from collage_xdsl.interpreter import run_function, run_module
-from collage_xdsl.partition import Kernel, PartitionError, coalesce, partition
+from collage_xdsl.partition import Kernel, PartitionError, coalesce, coalesce_costed, partition
 from collage_xdsl.passes.outline import outline_kernels
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
@@ -188,6 +188,35 @@ def test_coalesce_merges_touching_kernels_of_one_backend():
     limited = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True,
                                                          max_depth=2)))
     assert all(k.sub_graph.depth <= 2 for k in limited) and len(limited) > 2
+
+
+@pytest.mark.parametrize("merged_cost, launch, expect_merged", [
+    (3.5, 0.0, True),             # cheaper as one kernel: kept, with its own cost
+    (4.5, 0.0, False),            # dearer than its parts: the parts stay apart
+    (4.5, 0.25, True),            # ... unless the launches it saves pay for it (4.75 < 5)
+    (float("inf"), 0.0, False),   # Invalid as one kernel
+    (None, 0.0, False),           # not known
+])
+def test_coalesce_costed_keeps_a_merge_only_when_it_is_no_dearer(merged_cost, launch,
+                                                                 expect_merged):
+    g = DataflowGraph(main_of(parse(DIAMOND)))
+    kernels = [Kernel(SubGraph(g, nodes(g, n)), "tvm", 1.0) for n in ("a", "r", "s", "e")]
+    kernels.append(Kernel(SubGraph(g, nodes(g, "m")), "onnxruntime", 1.0))
+    asked = []
+
+    def cost_of(merged):
+        asked.extend(k.inside for k in merged)
+        return [merged_cost for _ in merged]
+
+    result = coalesce_costed(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
+                             cost_of, lambda backend: launch)
+    assert asked == [nodes(g, "a", "r", "s", "e")]  # only the merged kernel is costed
+    got = sorted((k.backend, k.inside, k.cost) for k in result)
+    if expect_merged:
+        assert got == sorted([("tvm", nodes(g, "a", "r", "s", "e"), merged_cost),
+                              ("onnxruntime", nodes(g, "m"), 1.0)])
+    else:
+        assert got == sorted((k.backend, k.inside, k.cost) for k in kernels)
 
 
 def test_coalesce_never_creates_a_cycle():

@@ -94,7 +94,7 @@ def kernel_summary(partitioned: Partitioned) -> str:
     `, refined to 0.84x of the search's plan` when refinement changed the plan."""
     funcs = kernel_functions(partitioned.module)
     per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
-    total = sum(r["total_cost"] or 0.0 for r in partitioned.report["functions"])
+    total = sum(r["estimated_seconds"] or 0.0 for r in partitioned.report["functions"])
     backends = ", ".join(f"{b} {n}" for b, n in sorted(per_backend.items()))
     refined = "".join(
         f", refined @{r['function']} to {r['ratio']:.2f}x of the search's plan"

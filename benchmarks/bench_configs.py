@@ -8,7 +8,8 @@ Single backends run in their best whole-model configuration (as `collage bench` 
 `onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
 CPU in f32, `tvm` our lowering (`collage-assign{backend=tvm}`, FuseOps groups) through the
 runtime. `pf-<backend>` is the greedy BYOC baseline (`collage-partition-for{backend=...}`,
-then `collage-outline`) through the runtime. Every configuration uses the same
+then `collage-outline`) through the runtime; `collage-tvm+<backend>` is Collage (refined)
+with only tvm and that backend, compared with `pf-<backend>` (`PAIRS`). Every configuration uses the same
 `ThreadPolicy`.
 
 Outputs are compared with ONNX Runtime's within RTOL / ATOL. One exception: an output
@@ -43,7 +44,9 @@ Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 SINGLES = ("onnxruntime", "openvino", "tvm")
 BASELINES = ("pf-onnxruntime", "pf-openvino")
 COLLAGE = ("collage-search", "collage")
-CONFIGS = SINGLES + BASELINES + COLLAGE
+PAIRS = {"collage-tvm+onnxruntime": "pf-onnxruntime", "collage-tvm+openvino": "pf-openvino"}
+"""Collage with tvm and one BYOC backend (refined), and the greedy baseline it must match."""
+CONFIGS = SINGLES + BASELINES + COLLAGE + tuple(PAIRS)
 REFERENCE = "onnxruntime"
 RTOL, ATOL = 1e-3, 1e-4
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench_configs import BASELINES, COLLAGE, CONFIGS
+from bench_configs import BASELINES, COLLAGE, CONFIGS, PAIRS
 from bench_stats import geomean
 
 ABOVE = 1.02
@@ -42,6 +42,13 @@ def summarize(models: dict[str, dict]) -> dict:
             "geomean": geomean(ratios) if ratios else None,
             "above_1.02": sum(r > ABOVE for r in ratios),
         }
+    summary["vs_greedy"] = {}
+    for config in PAIRS:
+        ratios = [r["median"] for m in models.values()
+                  if (r := m.get("vs_greedy", {}).get(config)) is not None]
+        summary["vs_greedy"][config] = {
+            "models": len(ratios), "geomean": geomean(ratios) if ratios else None,
+            "above_1.02": sum(r > ABOVE for r in ratios)}
     for config in COLLAGE:
         errors = [abs(e["error"]) for m in models.values()
                   if (e := m["additive_error"].get(config)) is not None]
@@ -97,12 +104,27 @@ def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         ]
         for m in models
     ]
+    greedy = [
+        [m["display"]] + [_greedy_cell(m, c) for c in PAIRS]
+        for m in models
+    ]
     return [
         ("Median latency (ms)", ["model", "best single", *CONFIGS], latency),
         ("Ratio to the best single backend: median of per-round ratios (95% CI)",
          ["model", *RATIO_CONFIGS, "partition cold s", "warm s", "refined s",
           "additive error search", "additive error collage"], ratios),
+        ("Collage with tvm + one BYOC backend against that backend's greedy partition-for: "
+         "median of per-round ratios (95% CI)",
+         ["model", *(f"{c} / {g}" for c, g in PAIRS.items())], greedy),
     ]
+
+
+def _greedy_cell(model: dict, config: str) -> str:
+    r = model.get("vs_greedy", {}).get(config)
+    if r is None:
+        entry = model["configs"].get(config)
+        return "n/a" if entry is None or entry["status"] == "ok" else entry["status"]
+    return f"{r['median']:.2f} ({r['low']:.2f}-{r['high']:.2f})"
 
 
 def summary_lines(results: dict) -> list[str]:
@@ -116,6 +138,10 @@ def summary_lines(results: dict) -> list[str]:
                 if config == "collage" else "")
         lines.append(f"{config}: geomean ratio {r['geomean']:.3f}x over {r['models']} models, "
                      f"{r['above_1.02']} above {ABOVE}x{goal}")
+    for config, r in s.get("vs_greedy", {}).items():
+        if r["models"]:
+            lines.append(f"{config}: geomean {r['geomean']:.3f}x of {PAIRS[config]} over "
+                         f"{r['models']} models, {r['above_1.02']} above {ABOVE}x")
     for config, e in s["additive_error"].items():
         if e["max_abs"] is not None:
             lines.append(f"{config}: additive error at most {e['max_abs'] * 100:.1f}% over "

@@ -21,9 +21,12 @@ Per model:
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` seconds of end-to-end
-   refinement; skipped when that is 0). Each configuration's outputs are checked against
-   ONNX Runtime's before timing; a configuration that fails to build, disagrees or
-   crashes is reported as failed with the reason, and the others go on.
+   refinement; skipped when that is 0), and `collage-tvm+onnxruntime` /
+   `collage-tvm+openvino` (Collage, refined, with tvm and one BYOC backend, compared
+   with that backend's greedy baseline; `--no-pairs` skips them). Each configuration's
+   outputs are checked against ONNX Runtime's before timing; a configuration that fails
+   to build, disagrees or crashes is reported as failed with the reason, and the others
+   go on.
 3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
    one call of each configuration per round in a rotated order; configurations more
    than `--slow-factor` times slower than the fastest single backend in warm-up are
@@ -131,7 +134,7 @@ def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> di
 
     entry: dict = {"model": name, "display": display_name(name), "status": "ok",
                    "reason": None, "notes": [], "configs": {}, "partition": {},
-                   "additive_error": {}}
+                   "additive_error": {}, "vs_greedy": {}}
     try:
         _bench_model(name, args, policy, entry)
     except Exception as e:  # one model failing must not end the run
@@ -149,6 +152,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         CONFIGS,
         REFERENCE,
         SINGLES,
+        PAIRS,
         OutputCheck,
         executable,
         kernel_call_cost,
@@ -185,17 +189,28 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         partition["refined"] = _partition_record(plans["collage"])
         return executable(plans["collage"].module, policy)
 
+    def pair(config: str):
+        backends = ("tvm", PAIRS[config].removeprefix("pf-"))
+        plans[config] = partition_module(model.module, replace(
+            options, backends=backends, refine_budget=args.refine_budget))
+        partition[config] = _partition_record(plans[config])
+        return executable(plans[config].module, policy)
+
     builders = {
         **{b: (lambda b=b: whole_model(b, model, policy)) for b in SINGLES},
         **{b: (lambda b=b: executable(partition_for(model.module, b.removeprefix("pf-")),
                                       policy)) for b in BASELINES},
         "collage-search": collage_search,
         "collage": collage,
+        **{c: (lambda c=c: pair(c)) for c in PAIRS},
     }
     configs, runs = entry["configs"], {}
     for config in CONFIGS:
         if config == "collage" and args.refine_budget == 0:
             configs[config] = {"status": "skipped", "reason": "refinement off (--refine-budget 0)"}
+            continue
+        if config in PAIRS and not args.pairs:
+            configs[config] = {"status": "skipped", "reason": "--no-pairs"}
             continue
         progress(f"{name}: building {config}")
         try:
@@ -243,6 +258,11 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             "ratio": {"median": ci.median, "low": ci.low, "high": ci.high,
                       "coverage": ci.coverage, "n": ci.n, "per_round": ratios},
         }
+    for config, greedy in PAIRS.items():
+        if config in runs and greedy in runs:
+            ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
+            entry["vs_greedy"][config] = {"greedy": greedy, "median": ci.median, "low": ci.low,
+                                          "high": ci.high, "coverage": ci.coverage}
     errors = entry["additive_error"]
     if "collage-search" in runs:
         report = plans["collage-search"].report
@@ -296,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refine-budget", type=float, default=30.0, metavar="S",
                    help="seconds of end-to-end refinement for `collage` (default 30; "
                         "0 skips that configuration)")
+    p.add_argument("--no-pairs", dest="pairs", action="store_false",
+                   help="skip Collage with tvm + one BYOC backend against its greedy baseline")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="threads of every backend (default COLLAGE_THREADS or the CPUs "
                         "this process may use)")

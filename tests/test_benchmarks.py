@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_configs  # noqa: E402
 import run as bench_run  # noqa: E402
-from bench_configs import CONFIGS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
+from bench_configs import CONFIGS, PAIRS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
 from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
 
@@ -234,6 +234,11 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
         (error["estimate_ms"] - error["measured_ms"]) / error["measured_ms"])
     assert set(results["summary"]["ratio"]) == {"pf-onnxruntime", "pf-openvino",
                                                 "collage-search", "collage"}
+    for pair, greedy in PAIRS.items():  # tvm + one BYOC backend against its greedy plan
+        r = mlp["vs_greedy"][pair]
+        assert r["greedy"] == greedy and r["low"] <= r["median"] <= r["high"]
+        assert mlp["partition"][pair]["estimates"] >= 0
+    assert set(results["summary"]["vs_greedy"]) == set(PAIRS)
     assert (out / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "table.md").read_text()
     assert "| model | best single | onnxruntime |" in table and "| mlp |" in table
@@ -247,7 +252,7 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
         return real(backend, model, policy)
 
     monkeypatch.setattr(bench_configs, "whole_model", openvino_crashes)
-    assert bench_run.main([*common, "--rounds", "2", "--refine-budget", "0"]) == 0
+    assert bench_run.main([*common, "--rounds", "2", "--refine-budget", "0", "--no-pairs"]) == 0
     printed = capsys.readouterr().out
     assert "mlp openvino: failed: RuntimeError: openvino crashed" in printed
     mlp = json.loads((out / "results.json").read_text())["models"]["mlp"]
@@ -256,3 +261,4 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
                                           "reason": "RuntimeError: openvino crashed"}
     assert mlp["configs"]["collage"]["status"] == "skipped"
     assert mlp["configs"]["collage-search"]["status"] == "ok"
+    assert all(mlp["configs"][p]["status"] == "skipped" for p in PAIRS)

@@ -17,12 +17,15 @@ untimed runs, then its outputs are checked against the first plan the worker loa
 incumbent: the start plan, or one checked against it before) with `collage bench`'s
 tolerances.
 
-Timing: `rounds` rounds, each one sample of each plan in alternating order (A B, B A,
-...), a sample being the mean of enough calls to last `sample_s`. The ratio is the median
-of the per-round ratios, which cancels load that other processes put on the machine as
-long as it changes more slowly than a round; the latencies are the medians of the
-samples. The worker keeps the executables of the first incumbent, the incumbent and the
-challenger only.
+Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
+being the mean of enough calls to last `sample_s`. The ratio is the median of the
+per-round ratios, which cancels load that other processes put on the machine as long as
+it changes more slowly than a round; the latencies are the medians of the samples. After
+`rounds` rounds, more are timed (half as many again each time, up to `max_rounds`) while
+the 95% confidence interval of the median ratio (distribution-free, from order
+statistics) is wider than `precision` either side; its upper end is the comparison's
+`ratio_high`. The worker keeps the executables of the first incumbent, the incumbent and
+the challenger only.
 
 Failures are comparisons, never exceptions: a challenger that does not build, compile,
 run or agree fails with the reason; a worker that dies or exceeds `timeout_s` on one
@@ -127,9 +130,9 @@ def _worker_main(conn: Connection, config: _Config) -> None:
                 plans[ident] = exe
                 reply: tuple = ("ok", seconds)
             else:
-                a, b, calls, rounds = args
+                a, b, calls, rounds, first = args
                 assert inputs is not None
-                reply = ("ok", _interleave(plans[a], plans[b], inputs, calls, rounds))
+                reply = ("ok", _interleave(plans[a], plans[b], inputs, calls, rounds, first))
         except Exception as e:  # a variant failing is its result, not the worker's end
             reply = ("error", str(e) if isinstance(e, CollageError) else
                      f"{type(e).__name__}: {e}")
@@ -153,11 +156,12 @@ def _flat(values: Sequence) -> list:
     return flat
 
 
-def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int
+def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int, first: int
                 ) -> tuple[list[float], list[float]]:
-    """Seconds per call of `a` and `b`, one sample each per round, alternating order."""
+    """Seconds per call of `a` and `b`, one sample each per round, alternating order
+    (round `first` of the comparison first)."""
     samples: tuple[list[float], list[float]] = ([], [])
-    for r in range(rounds):
+    for r in range(first, first + rounds):
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
             exe = (a, b)[which]
             t0 = time.perf_counter()
@@ -165,6 +169,21 @@ def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int
                 exe.run(inputs)
             samples[which].append((time.perf_counter() - t0) / calls)
     return samples
+
+
+def median_interval(values: Sequence[float]) -> tuple[float, float]:
+    """The 95% confidence interval of the median of sorted `values` (distribution-free):
+    the order statistics x(k) and x(n+1-k) for the largest rank k at which a binomial
+    (n, 1/2) count is below k with probability at most 2.5%; the whole range when no
+    rank qualifies (fewer than six values)."""
+    n = len(values)
+    k, at_most = 0, 0  # at_most: 2**n * P(count <= k)
+    while k < n:
+        at_most += math.comb(n, k)
+        if at_most * 40 > 2**n:
+            break
+        k += 1
+    return (values[k - 1], values[n - k]) if k else (values[0], values[-1])
 
 
 class _Failed(Exception):
@@ -219,6 +238,8 @@ class MeasuredScorer(Scorer):
         entry: str = "main",
         *,
         rounds: int = 15,
+        max_rounds: int | None = None,
+        precision: float = 0.015,
         sample_s: float = 0.005,
         warmup: int = 3,
         seed: int = 0,
@@ -231,6 +252,10 @@ class MeasuredScorer(Scorer):
     ):
         if rounds < 1:
             raise CollageError(f"collage-refine: rounds must be at least 1, got {rounds}")
+        max_rounds = 4 * rounds if max_rounds is None else max_rounds
+        if max_rounds < rounds:
+            raise CollageError(f"collage-refine: max-rounds ({max_rounds}) must be at least "
+                               f"rounds ({rounds})")
         if not timeout_s > 0:
             raise CollageError(f"collage-refine: timeout must be positive, got {timeout_s}")
         try:
@@ -240,7 +265,7 @@ class MeasuredScorer(Scorer):
                                f"to a worker process ({e}); use a module-level function"
                                ) from None
         self.build = build
-        self.rounds = rounds
+        self.rounds, self.max_rounds, self.precision = rounds, max_rounds, precision
         self.sample_s = sample_s
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
@@ -266,11 +291,21 @@ class MeasuredScorer(Scorer):
         try:
             tb = self._load(challenger, b, {self._first, a, b}, deadline)
             calls = max(1, min(MAX_CALLS, math.ceil(self.sample_s / max(min(ta, tb), 1e-9))))
-            sa, sb = self._request(("time", a, b, calls, self.rounds), deadline)
+            sa: list[float] = []
+            sb: list[float] = []
+            batch = self.rounds
+            while batch:
+                more_a, more_b = self._request(("time", a, b, calls, batch, len(sa)), deadline)
+                sa, sb = sa + more_a, sb + more_b
+                ratios = sorted(y / x for x, y in zip(sa, sb))
+                low, high = median_interval(ratios)
+                if high - low <= 2 * self.precision * float(np.median(ratios)):
+                    break
+                batch = min(max(1, len(sa) // 2), self.max_rounds - len(sa))
         except _Failed as e:
             return Comparison.failed(e.reason, unfinished=e.unfinished)
-        ratio = float(np.median([y / x for x, y in zip(sa, sb)]))
-        return Comparison(ratio, float(np.median(sa)), float(np.median(sb)))
+        return Comparison(float(np.median(ratios)), float(np.median(sa)), float(np.median(sb)),
+                          ratio_high=high)
 
     def _id(self, plan: Plan) -> int:
         return self._ids.setdefault(plan.key, len(self._ids))

@@ -18,7 +18,8 @@ worth of whole-model measurements per generation):
 1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
    each enabled backend alone (`collage-assign`: its own fusion; skipped, with the reason,
    when it lacks an op) and, with tvm enabled, each BYOC backend's greedy plan
-   (`collage-partition-for`). The best plan so far is the incumbent of the next.
+   (`collage-partition-for`). The best plan so far is the incumbent of the next; "faster"
+   is as for mutations below.
 2. **Climbs**: from the best plan, then from the start plan (a fused single-backend seed
    rarely has a one-step mutation that beats it, while the mixed start plan often
    does), mutations of the current plan are compared with it, by class, each class
@@ -29,9 +30,10 @@ worth of whole-model measurements per generation):
    valid under the coalescing config the partition pass uses for that backend
    (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
    survive where their backend keeps them. A mutation faster by more than `min_gain`
-   (ratio below 1 - min_gain) replaces the current plan and the climb goes on from it;
-   the climb ends when none is. The second climb's result replaces the best plan only
-   when compared faster with it. Every plan is tried once.
+   (the ratio of its latency to the current plan's below 1 - min_gain, and the upper end
+   of the ratio's confidence interval, when measured, below 1) replaces the current plan
+   and the climb goes on from it; the climb ends when none is. The second climb's result
+   replaces the best plan only when compared faster with it. Every plan is tried once.
 3. **Stop** when the budget is spent or both climbs ended.
 4. **Confirm**: a result other than the start plan is compared with the start plan once
    more (with the last tenth of the budget, which the search leaves for it); when it is
@@ -139,8 +141,8 @@ class MoveSpace:
         """Whether the kernels (and host ops) can run in some order: no kernel depends on
         itself through others, which convex kernels alone do not rule out."""
         nodes = self.graph.nodes
-        unit = {i: u for u, k in enumerate(kernels) for i in bits(self.ops(k.inside) |
-                                                                   k.inside & self.host)}
+        unit = {i: u for u, k in enumerate(kernels)
+                for i in bits(k.inside & self.graph.kernel_nodes)}
         for i in bits(self.graph.kernel_nodes):
             unit.setdefault(i, len(kernels) + i)
         deps: dict[int, set[int]] = {u: set() for u in unit.values()}
@@ -292,6 +294,8 @@ class Comparison:
     """Challenger latency / incumbent latency; inf when the challenger failed."""
     incumbent_s: float | None = None
     challenger_s: float | None = None
+    ratio_high: float | None = None
+    """The upper end of the ratio's 95% confidence interval (None: the ratio is exact)."""
     reason: str = ""
     """Why the comparison failed; empty when it did not."""
     incumbent_failed: bool = False
@@ -409,6 +413,10 @@ class Trial:
     status: str
     kernels: int = 0
     ratio: float | None = None
+    ratio_high: float | None = None
+    vs_start: float | None = None
+    """The challenger's latency relative to the start plan's: the product of the ratios
+    along the comparisons that lead from the start plan to it."""
     incumbent_ms: float | None = None
     challenger_ms: float | None = None
     reason: str = ""
@@ -419,7 +427,8 @@ class Trial:
         return {
             "origin": self.origin, "kind": self.kind, "status": self.status,
             "kernels": self.kernels,
-            "ratio": None if self.ratio is None or math.isinf(self.ratio) else self.ratio,
+            "ratio": _finite(self.ratio), "ratio_high": _finite(self.ratio_high),
+            "vs_start": _finite(self.vs_start),
             "incumbent_ms": self.incumbent_ms, "challenger_ms": self.challenger_ms,
             "reason": self.reason, "at_s": round(self.at_s, 3),
         }
@@ -453,9 +462,9 @@ class Refinement:
                 and t.status not in ("skipped", "incumbent failed")]
 
     def best_seed(self) -> Trial | None:
-        """The fastest seed measured."""
-        seeds = [t for t in self.trials if t.kind == "seed" and t.challenger_ms is not None]
-        return min(seeds, key=lambda t: t.challenger_ms, default=None)  # type: ignore
+        """The fastest seed measured (relative to the start plan)."""
+        seeds = [t for t in self.trials if t.kind == "seed" and t.vs_start is not None]
+        return min(seeds, key=lambda t: t.vs_start, default=None)  # type: ignore
 
     def summary(self, function: str) -> str:
         """One line: start, best seed, variants tried, final latency and ratio."""
@@ -465,7 +474,7 @@ class Refinement:
         tried = self.tried()
         counts = {s: sum(t.status == s for t in tried) for s in ("accepted", "failed")}
         seed = self.best_seed()
-        best = f"{seed.origin} {ms(seed.challenger_ms)}" if seed else "none measured"
+        best = f"{seed.origin} ({seed.vs_start:.3f}x)" if seed else "none measured"
         return (f"collage-refine @{function}: start {ms(self.start_ms)}, best seed {best}, "
                 f"{len(tried)} variants tried ({counts['accepted']} accepted, "
                 f"{counts['failed']} failed), final {ms(self.final_ms)} "
@@ -527,8 +536,9 @@ class _Search:
         self.tried.add(challenger.key)
         c = self.scorer.compare(incumbent, challenger, self.deadline)
         record = Trial(challenger.origin, kind, "failed", len(challenger.kernels), c.ratio,
-                       _ms(c.incumbent_s), _ms(c.challenger_s), c.reason,
-                       self.clock() - self.began)
+                       c.ratio_high, incumbent_ms=_ms(c.incumbent_s),
+                       challenger_ms=_ms(c.challenger_s), reason=c.reason,
+                       at_s=self.clock() - self.began)
         self.result.trials.append(record)
         if c.incumbent_s is not None:
             self.latest[incumbent.key] = c.incumbent_s
@@ -544,9 +554,10 @@ class _Search:
             return False
         assert c.challenger_s is not None
         self.latest[challenger.key] = c.challenger_s
-        if c.ratio < 1 - self.options.min_gain:
+        record.vs_start = self.relative[incumbent.key] * c.ratio
+        if c.ratio < 1 - self.options.min_gain and (c.ratio_high is None or c.ratio_high < 1):
             record.status = "accepted"
-            self.relative[challenger.key] = self.relative[incumbent.key] * c.ratio
+            self.relative[challenger.key] = record.vs_start
             return True
         record.status = "rejected"
         return False
@@ -605,8 +616,8 @@ class _Search:
         c = self.scorer.compare(start, best, max(self.clock(),
                                                  self.began + self.options.budget_s))
         record = Trial(f"{best.origin} against the start plan", "confirm", "confirmed",
-                       len(best.kernels), c.ratio, _ms(c.incumbent_s), _ms(c.challenger_s),
-                       c.reason)
+                       len(best.kernels), c.ratio, c.ratio_high, c.ratio,
+                       _ms(c.incumbent_s), _ms(c.challenger_s), c.reason)
         if c.reason:
             record.status = "unconfirmed"
         else:
@@ -625,6 +636,11 @@ class _Search:
         result.final_ms = _ms(self.latest.get(result.plan.key))
         result.seconds = self.clock() - self.began
         return result
+
+
+def _finite(value: float | None) -> float | None:
+    """`value` for JSON: None for an infinite (failed) ratio."""
+    return None if value is None or math.isinf(value) else value
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -10,7 +10,8 @@ Runs after `collage-partition`, before `collage-outline`. Per function holding
 function's `DataflowGraph` and one `Kernel` per region with its backend, label and cost),
 then refined: seeds and mutations of the plan are compared with the incumbent by measured
 whole-function latency (`scorer=measured`: outlined and run through the runtime in a
-worker process, `collage_xdsl.plan_timing`, `rounds` interleaved rounds per comparison,
+worker process, `collage_xdsl.plan_timing`, at least `rounds` interleaved rounds per
+comparison and more while the ratio is less certain than half of `min-gain`,
 `timeout` seconds per compile or timing request) or by a latency model (`scorer=mock`:
 `mock-costs` per op as for the mock estimator, `mock-transfer` seconds per dataflow edge
 between kernels of different backends). A challenger replaces the incumbent when faster
@@ -19,7 +20,8 @@ whole pass (0, the default: the pass does nothing). The kernels may take what th
 candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
-A function whose plan did not change is left exactly as it was. A changed one is
+With a budget, a module without kernel regions is an error (partition first, outline
+after). A function whose plan did not change is left exactly as it was. A changed one is
 partitioned again with the final plan, in `collage-partition`'s form (kernels the start
 plan had keep their `cost`; new ones have none). Each function's outcome is one line on
 stderr (start and final latency, best seed, variants tried); `report=PATH.json` writes
@@ -32,7 +34,7 @@ mock-transfer=2`):
     %b = collage.kernel "tvm"(%a) {label = "sigmoid"} ... { collage.sigmoid ... }
     %c = collage.kernel "test"(%b) {label = "relu"} ... { collage.relu ... }
 
-After (one handover instead of two outweighs relu's cheaper kernel):
+After (no handover at all outweighs relu's cheaper kernels):
 
     %c = collage.kernel "tvm"(%x) {label = "relu_sigmoid"} ... { ... }
 """
@@ -172,10 +174,14 @@ class CollageRefinePass(CandidateOptions):
             **{f.name: getattr(self, f.name) for f in fields(CandidateOptions)})
         backends = [s.backend for s in specs if s.backend is not None]
         configs = {s.name: coalescing.coalesce_config(s) for s in specs if s.backend is not None}
+        functions = [f for f in op.ops if isinstance(f, FuncOp) and not f.is_declaration
+                     and _has_kernels(f)]
+        if not functions:
+            raise CollageError("collage-refine: no function holds collage.kernel regions; run "
+                               "it after collage-partition and before collage-outline")
         ends = time.monotonic() + options.budget_s
         reports = []
-        for func in [f for f in op.ops if isinstance(f, FuncOp) and not f.is_declaration
-                     and _has_kernels(f)]:
+        for func in functions:
             name = func.sym_name.data
             work = op.clone()
             work_func = SymbolTable.lookup_symbol(work, name)
@@ -188,6 +194,7 @@ class CollageRefinePass(CandidateOptions):
 
                 scorer = MeasuredScorer(_builder(work, name, len(graph)), name,
                                         rounds=self.rounds, timeout_s=self.timeout,
+                                        precision=max(options.min_gain / 2, 0.005),
                                         seed=self.seed)
             budget = max(0.0, ends - time.monotonic())
             result = refine(MoveSpace(graph, backends, configs), start, scorer,

@@ -35,7 +35,7 @@ from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels
 from collage_xdsl.pipeline import PartitionOptions, partition_module
-from collage_xdsl.plan_timing import MeasuredScorer
+from collage_xdsl.plan_timing import MeasuredScorer, median_interval
 from collage_xdsl.refine import (
     MoveSpace,
     RefineOptions,
@@ -343,6 +343,16 @@ def test_pipeline_refines_only_with_a_budget():
     assert function["function"] == "main" and function["trials"]
 
 
+def test_median_interval_is_the_order_statistics_around_the_middle():
+    def ranks(n):
+        return median_interval([float(v) for v in range(n)])
+
+    # x(4)..x(12) of 15 (rank 1 first) covers the median with 96.5%, x(5)..x(11) 88%
+    assert ranks(15) == (3.0, 11.0)
+    assert ranks(100) == (39.0, 60.0)
+    assert ranks(6) == (0.0, 5.0) and ranks(3) == (0.0, 2.0)  # too few: the whole range
+
+
 # ---------------------------------------------------------------------------
 # Measured: the real backends in a worker process
 # ---------------------------------------------------------------------------
@@ -401,7 +411,7 @@ def test_measured_scorer_rejects_variants_that_fail_or_disagree(mlp):
                            for k in plans["tvm"].kernels
                            for i in bits(k.inside & k.sub_graph.graph.kernel_nodes)], "split")
         good = scorer.compare(plans["tvm"], split, far)
-        assert good.reason == "" and 0 < good.ratio < float("inf")
+        assert good.reason == "" and 0 < good.ratio <= good.ratio_high < float("inf")
         assert good.incumbent_s > 0 and good.challenger_s > 0 and scorer.started == 1
     finally:
         scorer.close()

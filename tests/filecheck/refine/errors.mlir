@@ -9,6 +9,8 @@
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,test test-ops=relu budget=5}' 2>&1 | filecheck %s --check-prefix=MEASURED
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,cuda budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=BACKEND
 // RUN: not collage-opt %s -p 'collage-refine{budget=ten}' 2>&1 | filecheck %s --check-prefix=PARSE
+// RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
+// RUN: not collage-opt %s -p 'collage-fuse-ops,collage-outline,collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -25,3 +27,4 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MEASURED: error: {{.*}}errors.mlir: collage-refine: scorer=measured runs every kernel; backend 'test' has no codegen hook (hooks exist for onnxruntime, openvino, tvm); use scorer=mock for toy backends
 // BACKEND: error: {{.*}}errors.mlir: unknown backend 'cuda'
 // PARSE: error: pass pipeline 'collage-refine{budget=ten}'
+// UNPARTITIONED: error: {{.*}}errors.mlir: collage-refine: no function holds collage.kernel regions; run it after collage-partition and before collage-outline

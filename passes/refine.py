@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -192,7 +193,7 @@ class CollageRefinePass(CandidateOptions):
             else:
                 from collage_xdsl.plan_timing import MeasuredScorer
 
-                scorer = MeasuredScorer(_builder(work, name, len(graph)), name,
+                scorer = MeasuredScorer(variant_builder(work, name, len(graph)), name,
                                         rounds=self.rounds, timeout_s=self.timeout,
                                         precision=max(options.min_gain / 2, 0.005),
                                         seed=self.seed)
@@ -217,9 +218,10 @@ class CollageRefinePass(CandidateOptions):
                                    f"{e.strerror}") from None
 
 
-def _builder(work: ModuleOp, name: str, nodes: int):
-    """`build(plan)`: the text of a copy of `work` with `@name` partitioned by the plan and
-    every kernel outlined (the measured scorer's variants)."""
+def variant_builder(work: ModuleOp, name: str, nodes: int) -> Callable[[Plan], str]:
+    """`build(plan)`: the text of a copy of `work` (whose `@name` has `nodes` dataflow nodes
+    and no kernel regions) with `@name` partitioned by the plan and every kernel outlined:
+    the variants the measured scorer runs."""
 
     def build(plan: Plan) -> str:
         module = work.clone()

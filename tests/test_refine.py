@@ -33,7 +33,7 @@ from collage_xdsl.interpreter import run_module
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
-from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels
+from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels, variant_builder
 from collage_xdsl.pipeline import PartitionOptions, partition_module
 from collage_xdsl.plan_timing import MeasuredScorer, median_interval
 from collage_xdsl.refine import (
@@ -388,13 +388,11 @@ def openvino_crashes(backend, func, policy):
 @pytest.fixture(scope="module")
 def mlp():
     """The MLP module, its graph, the tvm-alone plan and a builder for the scorer."""
-    from collage_xdsl.passes.refine import _builder
-
     module = import_onnx(make_models.make_model("mlp"))
     graph = DataflowGraph(main_of(module))
     plans = {b: make_plan(assign_kernels(graph, get_backend(b)), b)
              for b in ("tvm", "onnxruntime", "openvino")}
-    return plans, _builder(module, "main", len(graph))
+    return plans, variant_builder(module, "main", len(graph))
 
 
 def test_measured_scorer_rejects_variants_that_fail_or_disagree(mlp):

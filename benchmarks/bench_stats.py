@@ -10,35 +10,19 @@ configuration was not timed in that round (slow configurations take part in a fe
 only). A per-round ratio divides two calls made in the same round, so a slow phase of the
 machine scales numerator and denominator alike.
 
-The 95% confidence interval of a median is the order-statistic (binomial) interval: for n
-sorted samples x(1) <= ... <= x(n), [x(k), x(n+1-k)] covers the population median with
-probability 1 - 2 P(B <= k-1), B ~ Binomial(n, 1/2), and k is the largest with coverage
->= 95%. It assumes nothing about the distribution and needs no resampling, so it is
-deterministic. Below 6 samples no k reaches 95%: the interval is then [min, max] and
-``coverage`` says what it achieves (1 - 2^(1-n)).
+The median and its 95% order-statistic interval (``median``, ``median_ci``, ``MedianCI``)
+are `collage_xdsl.stats`'s, re-exported here: collage-refine's timings use the same.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from collage_xdsl.errors import CollageError
+from collage_xdsl.stats import LEVEL, MedianCI, median, median_ci
 
-LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class MedianCI:
-    """A sample median with its order-statistic confidence interval."""
-
-    median: float
-    low: float
-    high: float
-    coverage: float
-    """The probability that [low, high] covers the population median."""
-    n: int
+__all__ = ["LEVEL", "MedianCI", "geomean", "median", "median_ci", "per_round_ratios"]
 
 
 def per_round_ratios(config: Sequence[float | None], best: Sequence[float | None]
@@ -47,31 +31,6 @@ def per_round_ratios(config: Sequence[float | None], best: Sequence[float | None
     if len(config) != len(best):
         raise CollageError(f"per-round ratios: {len(config)} rounds against {len(best)}")
     return [c / b for c, b in zip(config, best) if c is not None and b is not None]
-
-
-def median(samples: Sequence[float]) -> float:
-    if not samples:
-        raise CollageError("median of no samples")
-    s = sorted(samples)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
-def _binomial_cdf(k: int, n: int) -> float:
-    """P(B <= k) for B ~ Binomial(n, 1/2)."""
-    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-
-
-def median_ci(samples: Sequence[float], level: float = LEVEL) -> MedianCI:
-    """The median of ``samples`` and its order-statistic interval (module docstring)."""
-    s = sorted(samples)
-    n = len(s)
-    if n == 0:
-        raise CollageError("confidence interval of no samples")
-    k = 1
-    while k < (n + 1) // 2 and 1 - 2 * _binomial_cdf(k, n) >= level:
-        k += 1
-    return MedianCI(median(s), s[k - 1], s[n - k], 1 - 2 * _binomial_cdf(k - 1, n), n)
 
 
 def geomean(values: Sequence[float]) -> float:

@@ -5,12 +5,13 @@ kernel, never the compiler.
     costs = estimator.estimate_all(requests)   # KernelRequests; new kernels go to the pool
     estimator.close()                          # or use it as a context manager
 
-Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process as IR
-text. Large weights travel by reference (``#collage.weight<"key">``): the worker reads them
-from the parent's on-disk WeightStore, whose root it is given (``WeightStore.put`` writes
-every weight to disk, also those the frontend creates in memory). The worker parses the
-module, compiles it through the compile hook (default :func:`compile_with_backend`: the
-registry's ``Backend.compile``, i.e. ``collage_xdsl.codegen.compile_kernel``), makes random inputs
+Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process
+(`collage_xdsl.workers`) as IR text. Large weights travel by reference
+(``#collage.weight<"key">``): the worker reads them from the parent's on-disk WeightStore,
+whose root it is given (``WeightStore.put`` writes every weight to disk, also those the
+frontend creates in memory). The worker parses the module, compiles it through the compile
+hook (default :func:`compile_with_backend`: the registry's ``Backend.compile``, i.e.
+``collage_xdsl.codegen.compile_kernel``), makes random inputs
 (``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it
 with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics and frees
 the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
@@ -42,7 +43,6 @@ Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
@@ -71,6 +71,7 @@ from collage_xdsl.estimators import (
     invalid_measurement,
 )
 from collage_xdsl.tensors import weight_store
+from collage_xdsl.workers import WorkerProcess, incoming
 
 WorkerCompileHook = Callable[[ModuleOp, str, ThreadPolicy], CompiledKernel]
 """``compile(kernel_module, backend, policy) -> CompiledKernel``; runs in the worker, so it
@@ -116,9 +117,6 @@ class _Job:
     text: str
 
 
-_READY = "ready"
-
-
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
     """The worker process: measure each job sent until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -135,14 +133,7 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
         return lambda *inputs: kernel(list(inputs))
 
     estimator = MeasuredCostEstimator(compile, **asdict(config.settings))
-    conn.send(_READY)
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
+    for job in incoming(conn):
         request = KernelRequest(
             job.backend, job.key, job.num_ops,
             lambda text=job.text: Parser(ctx, text).parse_module(),
@@ -153,65 +144,20 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
         conn.send(measurement)
 
 
-def _exit_reason(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            return f"signal {-exitcode} ({signal.Signals(-exitcode).name})"
-        except ValueError:
-            return f"signal {-exitcode}"
-    return f"exit code {exitcode}"
-
-
-class _Worker:
-    """One worker process and its pipe."""
+class _Worker(WorkerProcess):
+    """A measurement worker: `_worker_main` in a `WorkerProcess`."""
 
     def __init__(self, config: _WorkerConfig, start_timeout_s: float):
-        ctx = multiprocessing.get_context("spawn")  # no inherited library thread pools
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(
-            target=_worker_main, args=(child, config), name="collage-measure", daemon=True
-        )
-        self.process.start()
-        child.close()
-        ready = wait([self.conn, self.process.sentinel], start_timeout_s)
-        message = self._receive() if self.conn in ready else None
-        if message != _READY:
-            why = ("did not start within " f"{start_timeout_s:g} s" if not ready
-                   else f"died while starting: {_exit_reason(self.process.exitcode)}")
-            self.kill()
-            raise CollageError(f"measurement worker {why}")
-
-    def _receive(self) -> Any:
-        try:
-            return self.conn.recv()
-        except (EOFError, OSError):
-            self.process.join(5)
-            return None
-
-    def send(self, job: _Job) -> None:
-        self.conn.send(job)
+        super().__init__(_worker_main, (config,), name="collage-measure",
+                         what="measurement worker", start_timeout_s=start_timeout_s)
 
     def result(self) -> Measurement | str:
         """The measurement sent back, or why the worker died instead."""
-        message = self._receive()
+        message = self.receive()
         if isinstance(message, Measurement):
             return message
         self.kill()
-        return f"worker crashed: {_exit_reason(self.process.exitcode)}"
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.conn.close()
-
-    def stop(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.process.join(5)
-        self.kill()
+        return f"worker crashed: {self.exit_reason()}"
 
 
 class WorkerCostEstimator(CostEstimator):

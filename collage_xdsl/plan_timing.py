@@ -8,7 +8,7 @@ plan, never the compiler.
 
 `build` turns a plan into the text of an outlined module; large weights travel by
 reference and the worker reads them from the parent's on-disk WeightStore, as in
-`collage_xdsl.measure`. The worker (spawned: no inherited library thread pools) parses it
+`collage_xdsl.measure`. The worker (a `collage_xdsl.workers.WorkerProcess`) parses it
 and builds a `collage_xdsl.runtime.Executable` for `@entry` with the parent's
 `ThreadPolicy` (the runtime default); compiled kernels stay in the runtime's kernel
 cache, so a kernel that many variants share is compiled once. Each plan runs on the same
@@ -19,13 +19,13 @@ tolerances.
 
 Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
 being the mean of enough calls to last `sample_s`. The ratio is the median of the
-per-round ratios, which cancels load that other processes put on the machine as long as
-it changes more slowly than a round; the latencies are the medians of the samples. After
+per-round ratios, which cancels load that other processes put on the machine as long as it
+changes more slowly than a round; the latencies are the medians of the samples. After
 `rounds` rounds, more are timed (half as many again each time, up to `max_rounds`) while
-the 95% confidence interval of the median ratio (distribution-free, from order
-statistics) is wider than `precision` either side; its upper end is the comparison's
-`ratio_high`. The worker keeps the executables of the first incumbent, the incumbent and
-the challenger only.
+the 95% confidence interval of the median ratio (`collage_xdsl.stats.median_ci`:
+distribution-free, from order statistics) is wider than `precision` either side; its upper
+end is the comparison's `ratio_high`. The worker keeps the executables of the first
+incumbent, the incumbent and the challenger only.
 
 Failures are comparisons, never exceptions: a challenger that does not build, compile,
 run or agree fails with the reason; a worker that dies or exceeds `timeout_s` on one
@@ -36,7 +36,6 @@ running into the deadline makes the comparison unfinished.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import pickle
 import signal
@@ -55,9 +54,10 @@ from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.dialects.collage import Collage
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure import _exit_reason
 from collage_xdsl.refine import Comparison, Plan, Scorer
+from collage_xdsl.stats import median_ci
 from collage_xdsl.tensors import weight_store
+from collage_xdsl.workers import WorkerProcess, WorkerStartError, incoming
 
 RuntimeCompileHook = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
 """``compile(backend, kernel_func, policy)``, `collage_xdsl.codegen.compile_kernel`'s
@@ -79,9 +79,6 @@ class _Config:
     compile: RuntimeCompileHook | None
 
 
-_READY = "ready"
-
-
 def _worker_main(conn: Connection, config: _Config) -> None:
     """Load and time plans as the parent asks until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -100,14 +97,7 @@ def _worker_main(conn: Connection, config: _Config) -> None:
     plans: dict[int, runtime.Executable] = {}
     inputs: list[np.ndarray] | None = None
     reference: list | None = None
-    conn.send(_READY)
-    while True:
-        try:
-            message = conn.recv()
-        except EOFError:
-            return
-        if message is None:
-            return
+    for message in incoming(conn):
         command, *args = message
         try:
             if command == "load":
@@ -171,62 +161,10 @@ def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int, first: 
     return samples
 
 
-def median_interval(values: Sequence[float]) -> tuple[float, float]:
-    """The 95% confidence interval of the median of sorted `values` (distribution-free):
-    the order statistics x(k) and x(n+1-k) for the largest rank k at which a binomial
-    (n, 1/2) count is below k with probability at most 2.5%; the whole range when no
-    rank qualifies (fewer than six values)."""
-    n = len(values)
-    k, at_most = 0, 0  # at_most: 2**n * P(count <= k)
-    while k < n:
-        at_most += math.comb(n, k)
-        if at_most * 40 > 2**n:
-            break
-        k += 1
-    return (values[k - 1], values[n - k]) if k else (values[0], values[-1])
-
-
 class _Failed(Exception):
     def __init__(self, reason: str, unfinished: bool = False):
         super().__init__(reason)
         self.reason, self.unfinished = reason, unfinished
-
-
-class _Worker:
-    def __init__(self, config: _Config, start_timeout_s: float):
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, config),
-                                   name="collage-refine", daemon=True)
-        self.process.start()
-        child.close()
-        ready = wait([self.conn, self.process.sentinel], start_timeout_s)
-        if self.conn not in ready or self.receive() != _READY:
-            why = (f"did not start within {start_timeout_s:g} s" if not ready
-                   else f"died while starting: {_exit_reason(self.process.exitcode)}")
-            self.kill()
-            raise _Failed(f"refinement worker {why}")
-
-    def receive(self) -> Any:
-        try:
-            return self.conn.recv()
-        except (EOFError, OSError):
-            self.process.join(5)
-            return None
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.conn.close()
-
-    def stop(self) -> None:
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.process.join(5)
-        self.kill()
 
 
 class MeasuredScorer(Scorer):
@@ -271,7 +209,7 @@ class MeasuredScorer(Scorer):
         self.start_timeout_s = start_timeout_s
         self._config = _Config(entry, ThreadPolicy.resolve(threads), str(weight_store().root),
                                seed, max(warmup, 1), rtol, atol, compile)
-        self._worker: _Worker | None = None
+        self._worker: WorkerProcess | None = None
         self._loaded: dict[int, float] = {}
         """Plans the worker holds: id -> seconds of one run after the warm-up."""
         self._ids: dict[frozenset, int] = {}
@@ -297,15 +235,14 @@ class MeasuredScorer(Scorer):
             while batch:
                 more_a, more_b = self._request(("time", a, b, calls, batch, len(sa)), deadline)
                 sa, sb = sa + more_a, sb + more_b
-                ratios = sorted(y / x for x, y in zip(sa, sb))
-                low, high = median_interval(ratios)
-                if high - low <= 2 * self.precision * float(np.median(ratios)):
+                ci = median_ci([y / x for x, y in zip(sa, sb)])
+                if ci.high - ci.low <= 2 * self.precision * ci.median:
                     break
                 batch = min(max(1, len(sa) // 2), self.max_rounds - len(sa))
         except _Failed as e:
             return Comparison.failed(e.reason, unfinished=e.unfinished)
-        return Comparison(float(np.median(ratios)), float(np.median(sa)), float(np.median(sb)),
-                          ratio_high=high)
+        return Comparison(ci.median, float(np.median(sa)), float(np.median(sb)),
+                          ratio_high=ci.high)
 
     def _id(self, plan: Plan) -> int:
         return self._ids.setdefault(plan.key, len(self._ids))
@@ -324,10 +261,15 @@ class MeasuredScorer(Scorer):
         """The worker's answer to `message`; `_Failed` when it fails, dies or runs out of
         time (then the worker is killed)."""
         if self._worker is None:
-            self._worker = _Worker(self._config, self.start_timeout_s)
+            try:
+                self._worker = WorkerProcess(
+                    _worker_main, (self._config,), name="collage-refine",
+                    what="refinement worker", start_timeout_s=self.start_timeout_s)
+            except WorkerStartError as e:
+                raise _Failed(str(e)) from None
             self.started += 1
         worker = self._worker
-        worker.conn.send(message)
+        worker.send(message)
         limit = min(deadline, time.monotonic() + self.timeout_s)
         ready = wait([worker.conn, worker.process.sentinel], max(0.0, limit - time.monotonic()))
         reply = worker.receive() if worker.conn in ready else None
@@ -338,7 +280,7 @@ class MeasuredScorer(Scorer):
             return value
         self._kill()
         if ready:
-            raise _Failed(f"worker crashed: {_exit_reason(worker.process.exitcode)}")
+            raise _Failed(f"worker crashed: {worker.exit_reason()}")
         if limit >= deadline:
             raise _Failed("the budget ran out", unfinished=True)
         raise _Failed(f"timed out after {self.timeout_s:g} s")

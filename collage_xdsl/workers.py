@@ -72,6 +72,8 @@ class WorkerProcess:
         child.close()
         ready = wait([self.conn, self.process.sentinel], start_timeout_s)
         if self.conn not in ready or self.receive() != _READY:
+            if ready:
+                self.process.join(5)  # it died: reap it so its exit code is known
             why = (f"did not start within {start_timeout_s:g} s" if not ready
                    else f"died while starting: {self.exit_reason()}")
             self.kill()

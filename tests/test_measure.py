@@ -237,9 +237,9 @@ func.func @main(%x: {T}, %y: {T}) -> {T} {{
 
 
 def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
-    """The `test` backend (relu and add, any fusion) would win everything, but it cannot
-    compile add: its kernels with an add are Invalid, the search leaves the add to tvm,
-    and the partitioned model computes what the original does."""
+    """The `test` backend (relu and add, any fusion) cannot compile add: its kernels with
+    an add are Invalid, the search leaves the add to tvm, and the partitioned model
+    computes what the original does."""
     est = WorkerCostEstimator(compile=no_add_on_test, settings=FAST, progress=False)
     monkeypatch.setattr(partition_pass, "make_estimator", lambda *args: (est, None))
     module, reference = parse(RELU_ADD_RELU), parse(RELU_ADD_RELU)
@@ -250,8 +250,10 @@ def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
     assert all("no lowering for collage.add" in m.reason for m in invalid)
     kernels = [(k.backend.data, [op.name for op in k.body.ops][:-1])
                for k in module.walk() if isinstance(k, KernelOp)]
-    assert kernels == [("test", ["collage.relu"]), ("tvm", ["collage.add"]),
-                       ("test", ["collage.relu"])]
+    # which relus join tvm's add depends on the timings; the add is never on test
+    assert [op for _, ops in kernels for op in ops] == [
+        "collage.relu", "collage.add", "collage.relu"]
+    assert all(backend == "tvm" for backend, ops in kernels if "collage.add" in ops)
     inputs = random_inputs(reference)
     np.testing.assert_allclose(run_module(module, inputs)[0], run_module(reference, inputs)[0],
                                rtol=1e-6)

@@ -23,13 +23,12 @@ from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError
 
-from collage_xdsl.dialects.collage import Collage, ConstantOp, WeightAttr
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tensors import WeightStore, constant_array, is_splat, weight_store
 
@@ -167,9 +166,7 @@ def load_artifact(path: str | Path) -> Artifact:
                             f"{manifest.get('format_version')}, this collage reads "
                             f"{FORMAT_VERSION}")
     _restore_weights(path, weight_store())
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
+    ctx = ir_context()
     text = (path / MODULE).read_text()
     try:
         module = Parser(ctx, text, str(path / MODULE)).parse_module()

@@ -54,14 +54,12 @@ from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import (
     CostEstimator,
@@ -122,9 +120,7 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
     os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
+    ctx = ir_context()
     compiled: list[CompiledKernel] = []
 
     def compile(module: ModuleOp, backend: str) -> Callable[..., Any]:

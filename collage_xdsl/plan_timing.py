@@ -46,13 +46,11 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.refine import Comparison, Plan, Scorer
 from collage_xdsl.stats import median_ci
@@ -91,9 +89,7 @@ def _worker_main(conn: Connection, config: _Config) -> None:
 
     if config.compile is not None:  # a test's hook, in this worker process only
         runtime.compile_kernel = config.compile
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
+    ctx = ir_context()
     plans: dict[int, runtime.Executable] = {}
     inputs: list[np.ndarray] | None = None
     reference: list | None = None

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 
 
@@ -14,3 +15,17 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         return Collage
 
     return {"collage": get_collage}
+
+
+def ir_context() -> Context:
+    """A context with the dialects of collage IR text: builtin, func and collage (what
+    kernel modules, outlined modules and artifacts are written in)."""
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+
+    from collage_xdsl.dialects.collage import Collage
+
+    ctx = Context()
+    for dialect in (Builtin, Func, Collage):
+        ctx.load_dialect(dialect)
+    return ctx

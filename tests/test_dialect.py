@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
-    Builtin,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
@@ -18,13 +17,14 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.dialects.func import Func, FuncOp, ReturnOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from collage_xdsl.dialects import collage as C
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import OpPatternKind as K
 from collage_xdsl.tensors import constant_array, constant_op, tensor_type
 
@@ -128,10 +128,7 @@ OPS: dict[type[Operation], tuple[Builder, K | None]] = {
 
 
 def _context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, Func, C.Collage):
-        ctx.load_dialect(dialect)
-    return ctx
+    return ir_context()
 
 
 def _module(builders: list[Builder]) -> ModuleOp:

@@ -11,13 +11,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from collage_xdsl.dialects.collage import Collage, get_ints
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import get_ints
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.interpreter import run_module
 
@@ -36,10 +35,7 @@ def ops(module: ModuleOp) -> list[str]:
 
 
 def reparse(text: str) -> ModuleOp:
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
-    return Parser(ctx, text).parse_module()
+    return Parser(ir_context(), text).parse_module()
 
 
 def printed(module: ModuleOp, generic: bool) -> str:

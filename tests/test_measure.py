@@ -13,15 +13,16 @@ import time
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func, FuncOp, ReturnOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from collage_xdsl import measure, tensors
 from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
-from collage_xdsl.dialects.collage import Collage, KernelOp, MatmulOp
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import KernelRequest, random_inputs
 from collage_xdsl.interpreter import run_module
@@ -35,10 +36,7 @@ T = "tensor<4x8xf32>"
 
 
 def parse(src: str) -> ModuleOp:
-    ctx = Context()
-    for d in (Builtin, Func, Collage):
-        ctx.load_dialect(d)
-    return Parser(ctx, src).parse_module()
+    return Parser(ir_context(), src).parse_module()
 
 
 def unary(op: str) -> ModuleOp:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import CallOp, Func, FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.parser import Parser
 
-from collage_xdsl.dialects.collage import Collage, CompositeOp, ConstantOp, KernelOp
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, KernelOp
 from collage_xdsl.estimators import random_inputs
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import of
@@ -40,10 +41,7 @@ func.func @main(%x: {T}, %y: {T}) -> (tensor<4x3xf32>, {T}) {{
 
 
 def parse(src: str) -> ModuleOp:
-    ctx = Context()
-    for d in (Builtin, Func, Collage):
-        ctx.load_dialect(d)
-    return Parser(ctx, src).parse_module()
+    return Parser(ir_context(), src).parse_module()
 
 
 def main_of(module: ModuleOp) -> FuncOp:

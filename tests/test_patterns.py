@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 from collage_xdsl.candidates import node_name
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits
 from collage_xdsl.patterns import Match, find_matches, is_constant, is_op, wildcard
@@ -17,10 +15,8 @@ from collage_xdsl.patterns import Match, find_matches, is_constant, is_op, wildc
 def parse_graph(body: str, args: str = "%x: tensor<2x4xf32>", extra: str = "") -> DataflowGraph:
     """The graph of `func.func @main(<args>) { <body> }` (body ends with func.return);
     `extra` holds further top-level ops of the module."""
-    ctx = Context()
-    for d in (Builtin, Func, Collage):
-        ctx.load_dialect(d)
-    module = Parser(ctx, f"func.func @main({args}) {{\n{body}\n}}\n{extra}").parse_module()
+    text = f"func.func @main({args}) {{\n{body}\n}}\n{extra}"
+    module = Parser(ir_context(), text).parse_module()
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     return DataflowGraph(func)
 

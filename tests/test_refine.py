@@ -16,14 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
-from collage_xdsl.dialects.collage import Collage, KernelOp
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.graph import DataflowGraph
@@ -74,10 +75,7 @@ CONFIGS = {"tvm": SubGraphConfig(max_exits=0, allow_taps=True, max_depth=8),
 
 
 def parse(src: str) -> ModuleOp:
-    ctx = Context()
-    for d in (Builtin, Func, Collage):
-        ctx.load_dialect(d)
-    return Parser(ctx, src).parse_module()
+    return Parser(ir_context(), src).parse_module()
 
 
 def main_of(module: ModuleOp) -> FuncOp:

@@ -19,11 +19,10 @@ import pytest
 from onnx.backend.test.case.model import collect_testcases
 from onnx.backend.test.runner import Runner
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, StringAttr
-from xdsl.dialects.func import Func
+from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.passes.assign import CollageAssignPass
@@ -217,10 +216,7 @@ func.func private @collage_tvm_concat(%t: tuple<tensor<1x4xf32>, tensor<1x4xf32>
 
 
 def context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
-    return ctx
+    return ir_context()
 
 
 def test_tuples_cross_kernels_and_host_projections():

@@ -110,7 +110,8 @@ def test_calibration_measures_real_backends():
     assert set(costs.crossing) == {("onnxruntime", "openvino"), ("openvino", "onnxruntime")}
     values = [costs.base, *costs.launch.values(), *(x for c in costs.crossing.values() for x in c)]
     assert all(math.isfinite(v) and v >= 0 for v in values)
-    assert costs.crossing[("onnxruntime", "openvino")] == costs.crossing[("openvino", "onnxruntime")]
+    crossing = costs.crossing
+    assert crossing[("onnxruntime", "openvino")] == crossing[("openvino", "onnxruntime")]
     assert costs.base < 1e-3  # the runtime's own cost per run is microseconds, not more
 
 

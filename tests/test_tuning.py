@@ -12,8 +12,8 @@ import tvm_ffi
 from tvm import s_tir, tirx
 from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
 from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin, ModuleOp
-from xdsl.dialects.func import Func, FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
@@ -21,7 +21,7 @@ from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import compile_kernel, tuning
 from collage_xdsl.codegen.relax import host_target, to_relax
 from collage_xdsl.codegen.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tools.collage import build_parser, main
 from collage_xdsl.passes.partition import CollagePartitionPass
@@ -42,10 +42,7 @@ CRASHING_WORKER = [sys.executable, "-c", (
 
 
 def context() -> Context:
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
-    return ctx
+    return ir_context()
 
 
 def parse_module(text: str = KERNEL) -> ModuleOp:

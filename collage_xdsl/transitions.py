@@ -40,6 +40,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
 
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
@@ -169,11 +171,11 @@ class Boundaries:
         return list(ins.items()), outs
 
 
-def _nbytes(type_) -> int:
-    try:
-        return int(np.prod(shape_of(type_))) * np.dtype(np_dtype(type_.get_element_type())).itemsize
-    except Exception:  # tuples and non-tensor values: no size to hand over
+def _nbytes(type_: Attribute) -> int:
+    """The bytes of a tensor handed over (0 for tuples and other non-tensor values)."""
+    if not isinstance(type_, TensorType):
         return 0
+    return int(np.prod(shape_of(type_))) * np_dtype(type_.get_element_type()).itemsize
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,20 @@ inputs. A partitioned model run by `collage_xdsl.runtime` pays more than the sum
     estimate(plan) = base + sum_k (cost_k + launch[b_k]) + sum_{a -> b, a != b} crossing
 
 Host ops (tuples) count as no backend: nothing is charged for tensors to or from them.
-:func:`calibrate` measures the figures on chains of ReLU kernels in a worker process:
+:func:`calibrate` measures the figures in a worker process on chains of distinct kernels,
+one op each (conv 3x3, batch norm, relu, conv 1x1, sigmoid, transpose, max pool, avg pool,
+in turn; kernel i has its own weights), on NCHW tensors:
 
-    T(b x n)    n kernels on b            = base + n * (iso_b + launch_b)
-    T(a b a b)  8 kernels alternating a/b = base + 4 (iso_a + launch_a)
-                                                 + 4 (iso_b + launch_b) + 7 * crossing(a, b)
+    T(b x n)    n kernels on b            = base + sum_i iso_i + n * launch_b
+    T(a b a b)  8 kernels alternating a/b = base + sum_i iso_i + 4 launch_a + 4 launch_b
+                                                 + 7 * crossing(a, b)
 
-with ``iso_b`` the kernel timed alone, as the measured estimator times kernels. Chains of 2
-and 8 kernels give the per-kernel slope and ``base``; two tensor sizes (1 KiB, 1 MiB) give
-the crossing's fixed and per-byte parts (clamped at zero; one figure for both directions).
+with ``iso_i`` kernel i timed alone, as the measured estimator times kernels. Chains of 2
+and 8 kernels give ``launch`` and ``base``; two tensor sizes (16 KiB, 512 KiB) give the
+crossing's fixed and per-byte parts (clamped at zero; one figure for both directions).
+Distinct kernels matter: a chain of one kernel called again and again (the first version
+of this calibration, with ReLUs) keeps that kernel's code, weights and library state hot
+and shows no launch cost at all.
 :func:`transition_costs` keeps calibrations in the cost database, per backend versions,
 host and thread policy, so a warm database calibrates nothing.
 
@@ -48,10 +53,15 @@ from collage_xdsl.graph import DataflowGraph, values_read
 from collage_xdsl.index_set import bits
 from collage_xdsl.tensors import np_dtype, shape_of
 
-SIZES = (256, 262144)
-"""Calibration tensor sizes in float32 elements (1 KiB and 1 MiB)."""
+SHAPES = ((1, 16, 16, 16), (1, 32, 64, 64))
+"""Calibration tensor shapes (16 KiB and 512 KiB of float32)."""
 SHORT, LONG = 2, 8
 """Chain lengths of the calibration."""
+CALIBRATION_VERSION = 2
+"""Bumped when the calibration's method changes: older figures in a cost database are
+then calibrated again."""
+STEADY = 3
+"""Calls of a runner in a row, the last one timed."""
 CALIBRATION_BUDGET_S = 3.0
 """Timing time per tensor size."""
 
@@ -224,7 +234,8 @@ def transition_costs(backends: Sequence[str], versions: Mapping[str, str], polic
     """The calibrated costs for ``backends`` under ``policy``: from ``db`` (a
     `collage_xdsl.cost_db.CostDatabase`) when it has them, else calibrated (and stored).
     A calibration that fails is reported on stderr and costs nothing (``NONE``)."""
-    key = json.dumps({"backends": {b: versions[b] for b in sorted(backends)},
+    key = json.dumps({"calibration": CALIBRATION_VERSION,
+                      "backends": {b: versions[b] for b in sorted(backends)},
                       "threads": policy.threads, "spinning": policy.spinning},
                      sort_keys=True)
     if db is not None:
@@ -258,42 +269,80 @@ def calibrate(backends: Sequence[str], policy) -> TransitionCosts:
         raise CollageError(f"transition calibration failed: {type(e).__name__}: {e}") from None
 
 
-def _chain(backends: Sequence[str], size: int, policy):
-    """An Executable running ReLU kernels one after another, kernel i on backends[i]."""
-    from xdsl.dialects.builtin import FunctionType, ModuleOp
-    from xdsl.dialects.func import FuncOp, ReturnOp
-    from xdsl.ir import Block, Region
+KINDS = ("conv3x3", "batch_norm", "relu", "conv1x1", "sigmoid", "transpose", "max_pool",
+         "avg_pool")
+"""The op of each position of a calibration chain: unlike kernels, one after another, as
+the kernels of a model are (a chain of one kernel called again and again would keep its
+code, weights and library state hot, and show no cost beyond the kernel's own)."""
 
-    from collage_xdsl.dialects import collage as C
+
+def _node(kind: str, i: int, x: str, channels: int, rng: np.random.Generator):
+    """ONNX node ``kind`` at position ``i`` reading ``x`` (shape-preserving), with its
+    initializers."""
+    from onnx import helper, numpy_helper
+
+    y = f"t{i}"
+
+    def init(name: str, array: np.ndarray):
+        return numpy_helper.from_array(array.astype(np.float32), f"{name}{i}")
+
+    if kind.startswith("conv"):
+        k = 3 if kind == "conv3x3" else 1
+        w = init("w", rng.normal(size=(channels, channels, k, k)) / np.sqrt(channels * k * k))
+        return helper.make_node("Conv", [x, w.name], [y], pads=[k // 2] * 4), [w]
+    if kind == "batch_norm":
+        inits = [init(n, rng.uniform(0.5, 1.5, channels)) for n in ("s", "b", "m", "v")]
+        return helper.make_node("BatchNormalization", [x, *(t.name for t in inits)], [y]), inits
+    if kind == "transpose":
+        return helper.make_node("Transpose", [x], [y], perm=[0, 1, 3, 2]), []
+    if kind.endswith("_pool"):
+        op = "MaxPool" if kind == "max_pool" else "AveragePool"
+        return helper.make_node(op, [x], [y], kernel_shape=[3, 3], pads=[1, 1, 1, 1]), []
+    return helper.make_node({"relu": "Relu", "sigmoid": "Sigmoid"}[kind], [x], [y]), []
+
+
+def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
+    """An Executable running kernel i (op ``KINDS[i % 8]``, its weights seeded by i) on
+    ``backends[i]``, one after another, on an NCHW tensor of ``shape`` (H = W). Kernel i
+    is the same in every chain, so its isolated cost is timed once."""
+    from onnx import TensorProto, helper
+    from xdsl.dialects.func import FuncOp
+
+    from collage_xdsl.frontend.onnx_import import import_onnx
     from collage_xdsl.partition import Kernel, partition
     from collage_xdsl.runtime import Executable
     from collage_xdsl.subgraph import SubGraph
-    from collage_xdsl.tensors import tensor_type
 
-    t = tensor_type((size,), np.float32)
-    block = Block(arg_types=[t])
-    value, relus = block.args[0], []
-    for _ in backends:
-        relus.append(C.ReluOp(value))
-        value = relus[-1].results[0]
-    block.add_ops([*relus, ReturnOp(value)])
-    func = FuncOp("main", FunctionType.from_lists([t], [t]), Region(block))
-    module = ModuleOp([func])
+    nodes, inits, x = [], [], "x"
+    for i in range(len(backends)):
+        node, weights = _node(KINDS[i % len(KINDS)], i, x, shape[1], np.random.default_rng(i))
+        nodes.append(node)
+        inits += weights
+        x = node.output[0]
+    graph_proto = helper.make_graph(
+        nodes, "calibration", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, shape)], inits)
+    module = import_onnx(helper.make_model(graph_proto,
+                                           opset_imports=[helper.make_opsetid("", 17)]))
+    func = next(op for op in module.ops if isinstance(op, FuncOp))
     graph = DataflowGraph(func)
-    partition(graph, [Kernel(SubGraph(graph, 1 << graph.node_of(op)), b)
-                      for op, b in zip(relus, backends)])
+    ops = [v for v in range(len(graph)) if graph.nodes[v].needs_kernel]
+    partition(graph, [Kernel(SubGraph(graph, 1 << v), b) for v, b in zip(ops, backends)])
     return Executable(module, threads=policy)
 
 
 def _timed(runs: dict, x: np.ndarray, budget_s: float) -> dict[str, float]:
-    """Median seconds per call of each runner, interleaved in rotated rounds."""
+    """Median seconds per call of each runner in its steady state: in rotated rounds,
+    each runner is called ``STEADY`` times in a row and the last call is timed (a kernel
+    timed alone then runs as in the measured estimator's loop, a chain as in back-to-back
+    runs of a model)."""
     names = list(runs)
-    for name in names:
-        runs[name]([x])
     samples: dict[str, list[float]] = {n: [] for n in names}
     started, r = time.perf_counter(), 0
     while r < 20 or (time.perf_counter() - started < budget_s and r < 2000):
         for name in names[r % len(names):] + names[: r % len(names)]:
+            for _ in range(STEADY - 1):
+                runs[name]([x])
             t0 = time.perf_counter()
             runs[name]([x])
             samples[name].append(time.perf_counter() - t0)
@@ -306,27 +355,36 @@ def _calibrate(backends: tuple[str, ...], policy) -> TransitionCosts:
 
     fits: list[tuple[int, dict, dict, dict]] = []  # (bytes, launch, base, crossing)
     rng = np.random.default_rng(0)
-    for size in SIZES:
+    for shape in SHAPES:
         runs: dict[str, object] = {}
+        iso: dict[str, list[str]] = {}
+        """Runner names of each chain's kernels, timed alone."""
+
+        def add_chain(name: str, on: list[str]) -> None:
+            exe = _chain(on, shape, policy)
+            runs[name] = exe.run
+            iso[name] = []
+            for i, (b, kernel) in enumerate(zip(on, exe.kernels.values())):
+                runs.setdefault(f"iso {b} {i}", kernel)
+                iso[name].append(f"iso {b} {i}")
+
         for b in backends:
-            short = _chain([b] * SHORT, size, policy)
-            runs[f"iso {b}"] = next(iter(short.kernels.values()))
-            runs[f"{b} x{SHORT}"] = short.run
-            runs[f"{b} x{LONG}"] = _chain([b] * LONG, size, policy).run
+            add_chain(f"{b} x{SHORT}", [b] * SHORT)
+            add_chain(f"{b} x{LONG}", [b] * LONG)
         pairs = [(a, b) for i, a in enumerate(backends) for b in backends[i + 1:]]
         for a, b in pairs:
-            runs[f"{a}/{b}"] = _chain([a, b] * (LONG // 2), size, policy).run
-        t = _timed(runs, rng.normal(size=size).astype(np.float32), CALIBRATION_BUDGET_S)
-        per_kernel = {b: (t[f"{b} x{LONG}"] - t[f"{b} x{SHORT}"]) / (LONG - SHORT)
-                      for b in backends}
-        base = {b: t[f"{b} x{SHORT}"] - SHORT * per_kernel[b] for b in backends}
-        launch = {b: per_kernel[b] - t[f"iso {b}"] for b in backends}
+            add_chain(f"{a}/{b}", [a, b] * (LONG // 2))
+        t = _timed(runs, rng.normal(size=shape).astype(np.float32), CALIBRATION_BUDGET_S)
+        extra = {name: t[name] - sum(t[k] for k in kernels) for name, kernels in iso.items()}
+        """What each chain costs beyond its kernels timed alone."""
+        launch = {b: (extra[f"{b} x{LONG}"] - extra[f"{b} x{SHORT}"]) / (LONG - SHORT)
+                  for b in backends}
+        base = {b: extra[f"{b} x{SHORT}"] - SHORT * launch[b] for b in backends}
         crossing = {}
         for a, b in pairs:
-            expected = ((base[a] + base[b]) / 2
-                        + LONG // 2 * (per_kernel[a] + per_kernel[b]))
-            crossing[(a, b)] = (t[f"{a}/{b}"] - expected) / (LONG - 1)
-        fits.append((size * 4, launch, base, crossing))
+            expected = (base[a] + base[b]) / 2 + LONG // 2 * (launch[a] + launch[b])
+            crossing[(a, b)] = (extra[f"{a}/{b}"] - expected) / (LONG - 1)
+        fits.append((int(np.prod(shape)) * 4, launch, base, crossing))
         release_cached_kernels()
     (small, launch, base, cross_s), (large, _, _, cross_l) = fits
     result: dict[tuple[str, str], tuple[float, float]] = {}

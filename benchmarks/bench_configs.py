@@ -34,6 +34,7 @@ from xdsl.dialects.func import CallOp, FuncOp
 from xdsl.traits import SymbolTable
 
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.conditioning import ill_conditioned
 from collage_xdsl.pipeline import assign_module
 from collage_xdsl.runtime import Executable
 from collage_xdsl.tools.collage import LoadedModel
@@ -128,12 +129,6 @@ def softmax_logits(path, output_names: Sequence[str], inputs: Sequence[np.ndarra
     names = [i.name for i in session.get_inputs()]
     values = session.run(list(logits.values()), dict(zip(names, inputs)))
     return dict(zip(logits, values))
-
-
-def ill_conditioned(logits: np.ndarray) -> bool:
-    """One float32 ulp of the largest logit moves a softmax probability by >= RTOL."""
-    largest = np.float32(np.abs(logits).max()) if logits.size else np.float32(0)
-    return logits.dtype == np.float32 and float(np.spacing(largest)) >= RTOL
 
 
 class OutputCheck:

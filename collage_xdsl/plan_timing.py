@@ -2,7 +2,8 @@
 interleaved, in a worker process, so a crashing or hanging variant costs one rejected
 plan, never the compiler.
 
-    scorer = MeasuredScorer(build, entry="main")     # build(plan) -> outlined module text
+    scorer = MeasuredScorer(build, inputs, entry="main")  # build(plan) -> outlined module text
+    scorer.load(start, deadline)                          # optional: the start plan alone
     comparison = scorer.compare(incumbent, challenger, deadline)
     scorer.close()
 
@@ -11,11 +12,16 @@ reference and the worker reads them from the parent's on-disk WeightStore, as in
 `collage_xdsl.measure`. The worker (a `collage_xdsl.workers.WorkerProcess`) parses it
 and builds a `collage_xdsl.runtime.Executable` for `@entry` with the parent's
 `ThreadPolicy` (the runtime default); compiled kernels stay in the runtime's kernel
-cache, so a kernel that many variants share is compiled once. Each plan runs on the same
-seeded random arguments (`collage_xdsl.inputs`, as `collage run` makes them): `warmup`
-untimed runs, then its outputs are checked against the first plan the worker loaded (the
-incumbent: the start plan, or one checked against it before) with `collage bench`'s
-tolerances.
+cache, so a kernel that many variants share is compiled once. Each plan runs on the
+`inputs` the caller gives (`collage-refine`: seeded random arguments of the original
+function, `collage_xdsl.inputs`, as `collage run` makes them): `warmup` untimed runs, then
+its outputs are checked against the first plan the worker loaded (the incumbent: the start
+plan, or one checked against it before) with `collage bench`'s tolerances. A value that
+disagrees fails the plan unless `explain(output)` (the output's position among the entry's
+results) says why that is a matter of rounding (`collage_xdsl.conditioning.SoftmaxRounding`
+.note: an ill-conditioned softmax); then the plan agrees and the comparison carries that
+note. `explain` runs in the parent, on each disagreement (`SoftmaxRounding` interprets
+the function once, at the first).
 
 Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
 being the mean of enough calls to last `sample_s`. The ratio is the median of the
@@ -50,6 +56,7 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.conditioning import RTOL
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.refine import Comparison, Plan, Scorer
@@ -70,7 +77,7 @@ class _Config:
     entry: str
     policy: ThreadPolicy
     weights_dir: str
-    seed: int
+    inputs: list[np.ndarray]
     warmup: int
     rtol: float
     atol: float
@@ -85,13 +92,12 @@ def _worker_main(conn: Connection, config: _Config) -> None:
     from xdsl.parser import Parser
 
     from collage_xdsl import runtime
-    from collage_xdsl.inputs import random_arguments
 
     if config.compile is not None:  # a test's hook, in this worker process only
         runtime.compile_kernel = config.compile
     ctx = ir_context()
     plans: dict[int, runtime.Executable] = {}
-    inputs: list[np.ndarray] | None = None
+    inputs = config.inputs
     reference: list | None = None
     for message in incoming(conn):
         command, *args = message
@@ -102,8 +108,6 @@ def _worker_main(conn: Connection, config: _Config) -> None:
                     del plans[old]
                 exe = runtime.Executable(Parser(ctx, text).parse_module(), entry=config.entry,
                                          threads=config.policy)
-                if inputs is None:
-                    inputs = random_arguments(exe.main, config.seed, int_high=2)
                 for _ in range(config.warmup):
                     exe.run(inputs)
                 t0 = time.perf_counter()
@@ -111,13 +115,11 @@ def _worker_main(conn: Connection, config: _Config) -> None:
                 seconds = time.perf_counter() - t0
                 if reference is None:
                     reference = outputs
-                else:
-                    _check_agreement(outputs, reference, config.rtol, config.atol)
+                differ = _disagreements(outputs, reference, config.rtol, config.atol)
                 plans[ident] = exe
-                reply: tuple = ("ok", seconds)
+                reply: tuple = ("ok", (seconds, differ))
             else:
                 a, b, calls, rounds, first = args
-                assert inputs is not None
                 reply = ("ok", _interleave(plans[a], plans[b], inputs, calls, rounds, first))
         except Exception as e:  # a variant failing is its result, not the worker's end
             reply = ("error", str(e) if isinstance(e, CollageError) else
@@ -125,14 +127,21 @@ def _worker_main(conn: Connection, config: _Config) -> None:
         conn.send(reply)
 
 
-def _check_agreement(outputs: Sequence, reference: Sequence, rtol: float, atol: float) -> None:
-    flat, want = _flat(outputs), _flat(reference)
-    for i, (g, w) in enumerate(zip(flat, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        if g.shape != w.shape or not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
-            worst = (f"max difference {np.max(np.abs(g.astype(float) - w)):.3g}"
-                     if g.shape == w.shape else f"shape {g.shape} instead of {w.shape}")
-            raise CollageError(f"output {i} disagrees with the start plan's ({worst})")
+def _disagreements(outputs: Sequence, reference: Sequence, rtol: float, atol: float
+                   ) -> list[tuple[int, str]]:
+    """(position, max difference) of each output whose values disagree with the
+    reference's; an output of another shape is an error."""
+    found = []
+    for i, (got, want) in enumerate(zip(outputs, reference)):
+        for g, w in zip(_flat([got]), _flat([want])):
+            g, w = np.asarray(g), np.asarray(w)
+            if g.shape != w.shape:
+                raise CollageError(f"output {i} disagrees with the start plan's (shape "
+                                   f"{g.shape} instead of {w.shape})")
+            if not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+                found.append((i, f"max difference {np.max(np.abs(g.astype(float) - w)):.3g}"))
+                break
+    return found
 
 
 def _flat(values: Sequence) -> list:
@@ -169,6 +178,7 @@ class MeasuredScorer(Scorer):
     def __init__(
         self,
         build: Callable[[Plan], str],
+        inputs: Sequence[np.ndarray],
         entry: str = "main",
         *,
         rounds: int = 15,
@@ -176,12 +186,12 @@ class MeasuredScorer(Scorer):
         precision: float = 0.015,
         sample_s: float = 0.005,
         warmup: int = 3,
-        seed: int = 0,
         threads: ThreadPolicy | int | None = None,
         compile: RuntimeCompileHook | None = None,
         timeout_s: float = 120.0,
-        rtol: float = 1e-3,
+        rtol: float = RTOL,
         atol: float = 1e-4,
+        explain: Callable[[int], str | None] | None = None,
         start_timeout_s: float = 120.0,
     ):
         if rounds < 1:
@@ -198,30 +208,41 @@ class MeasuredScorer(Scorer):
             raise CollageError(f"collage-refine: the compile hook {compile!r} cannot be sent "
                                f"to a worker process ({e}); use a module-level function"
                                ) from None
-        self.build = build
+        self.build, self.explain = build, explain
         self.rounds, self.max_rounds, self.precision = rounds, max_rounds, precision
         self.sample_s = sample_s
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
         self._config = _Config(entry, ThreadPolicy.resolve(threads), str(weight_store().root),
-                               seed, max(warmup, 1), rtol, atol, compile)
+                               [np.asarray(x) for x in inputs], max(warmup, 1), rtol, atol,
+                               compile)
         self._worker: WorkerProcess | None = None
         self._loaded: dict[int, float] = {}
         """Plans the worker holds: id -> seconds of one run after the warm-up."""
+        self._notes: dict[int, str] = {}
+        """Why a plan's outputs that differ from the reference's still agree, by id."""
         self._ids: dict[frozenset, int] = {}
         self._first: int | None = None
         self.started = 0
         """Worker processes started so far (restarts included)."""
 
+    def load(self, plan: Plan, deadline: float) -> Comparison:
+        """Build, compile and run `plan` once in the worker (as an incumbent)."""
+        try:
+            seconds = self._load_incumbent(plan, deadline)
+        except _Failed as e:
+            return Comparison.failed(e.reason, incumbent=not e.unfinished,
+                                     unfinished=e.unfinished)
+        return Comparison(1.0, seconds, seconds)
+
     def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
         a, b = self._id(incumbent), self._id(challenger)
-        if self._first is None:
-            self._first = a
         try:
-            ta = self._load(incumbent, a, {self._first, a}, deadline)
+            ta = self._load_incumbent(incumbent, deadline)
         except _Failed as e:
             return Comparison.failed(f"incumbent: {e.reason}", incumbent=not e.unfinished,
                                      unfinished=e.unfinished)
+        assert self._first is not None
         try:
             tb = self._load(challenger, b, {self._first, a, b}, deadline)
             calls = max(1, min(MAX_CALLS, math.ceil(self.sample_s / max(min(ta, tb), 1e-9))))
@@ -238,10 +259,16 @@ class MeasuredScorer(Scorer):
         except _Failed as e:
             return Comparison.failed(e.reason, unfinished=e.unfinished)
         return Comparison(ci.median, float(np.median(sa)), float(np.median(sb)),
-                          ratio_high=ci.high)
+                          ratio_high=ci.high, note=self._notes.get(b, ""))
 
     def _id(self, plan: Plan) -> int:
         return self._ids.setdefault(plan.key, len(self._ids))
+
+    def _load_incumbent(self, plan: Plan, deadline: float) -> float:
+        ident = self._id(plan)
+        if self._first is None:
+            self._first = ident
+        return self._load(plan, ident, {self._first, ident}, deadline)
 
     def _load(self, plan: Plan, ident: int, keep: set[int], deadline: float) -> float:
         if ident not in self._loaded:
@@ -250,8 +277,24 @@ class MeasuredScorer(Scorer):
             except CollageError as e:
                 raise _Failed(f"could not build the plan: {e}") from None
             self._loaded = {k: v for k, v in self._loaded.items() if k in keep}
-            self._loaded[ident] = self._request(("load", ident, text, keep), deadline)
+            seconds, differ = self._request(("load", ident, text, keep), deadline)
+            self._notes[ident] = "; ".join(self._explained(differ))
+            self._loaded[ident] = seconds
         return self._loaded[ident]
+
+    def _explained(self, differ: list[tuple[int, str]]) -> list[str]:
+        """The notes that explain every disagreement; `_Failed` when one is not."""
+        notes = []
+        for output, worst in differ:
+            problem = f"output {output} disagrees with the start plan's ({worst})"
+            try:
+                note = self.explain(output) if self.explain is not None else None
+            except CollageError as e:
+                raise _Failed(f"{problem}; whether by rounding is unknown: {e}") from None
+            if note is None:
+                raise _Failed(problem)
+            notes.append(note)
+        return notes
 
     def _request(self, message: tuple, deadline: float) -> Any:
         """The worker's answer to `message`; `_Failed` when it fails, dies or runs out of

@@ -2,7 +2,7 @@
 latency, starting from the Dijkstra plan and never returning one measured slower.
 
     space = MoveSpace(graph, backends, configs)       # what each kernel may become
-    result = refine(space, start_kernels, scorer, RefineOptions(budget_s=30, seed=0))
+    result = refine(space, start_kernels, scorer, RefineOptions(budget_s="auto", seed=0))
     result.plan.kernels                               # the start plan unless one beat it
     print(result.summary("main")); json.dumps(result.to_json())
 
@@ -15,11 +15,18 @@ The search is a seeded, two-start, first-improvement local search: (1+1) evoluti
 search from two parents (the paper evolves a population, which would cost a population's
 worth of whole-model measurements per generation):
 
+0. **Load** the start plan alone (built, compiled, run once): the time that takes is
+   the unit of the auto budget (below); when it fails, the search stops.
 1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
    each enabled backend alone (`collage-assign`: its own fusion; skipped, with the reason,
-   when it lacks an op) and, with tvm enabled, each BYOC backend's greedy plan
+   when it lacks an op), then, with tvm enabled, each BYOC backend's greedy plan
    (`collage-partition-for`). The best plan so far is the incumbent of the next; "faster"
-   is as for mutations below.
+   is as for mutations below. Seeds are ordered by kind, not by estimated cost: the
+   partition pass's estimator has no cost for their kernels (a graph compiler alone is
+   one whole-model kernel, never a candidate), and getting one costs as much as the
+   comparison. Alone seeds go first: one backend alone, a graph compiler's whole-model
+   fusion, is what the start plan most often loses to. Each seed trial records its
+   place in that order.
 2. **Climbs**: from the best plan, then from the start plan (a fused single-backend seed
    rarely has a one-step mutation that beats it, while the mixed start plan often
    does), mutations of the current plan are compared with it, by class, each class
@@ -39,7 +46,17 @@ worth of whole-model measurements per generation):
    more (with the last tenth of the budget, which the search leaves for it); when it is
    not faster there, the start plan is kept. A challenger that fails (compile error,
    crash, timeout, outputs that disagree) is rejected with its reason; when the plan it
-   is compared with cannot be measured, the search stops.
+   is compared with cannot be measured, the search stops. Outputs that differ only by
+   rounding (the scorer says why: an ill-conditioned softmax,
+   `collage_xdsl.conditioning`) agree; the trial keeps the scorer's note.
+
+Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
+included. `budget_s="auto"` grows with the model: the start plan may load for up to
+`AUTO_CAP_S`; then the budget becomes `(seeds + 2) x` the load's seconds (every seed
+compared at least once: a seed costs about a load plus its timing rounds), at least
+`AUTO_MIN_S` and at most `AUTO_CAP_S`. A model whose plans build and compile in seconds
+keeps 30 s; one whose plans take long (VGG19: 548 MB of weights exported and compiled per
+plan) gets more instead of running out before the start plan is measured.
 
 Scorers: `LatencyScorer` wraps `latency(plan) -> seconds` (tests; `ModelLatency` is the
 deterministic model behind `collage-refine{scorer=mock}`). The measured scorer,
@@ -69,6 +86,11 @@ from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
 CONFIRM_SHARE = 0.1
 """The share of the budget the search leaves for the final confirmation."""
+
+AUTO = "auto"
+"""`RefineOptions.budget_s` that grows with the model (see the module docstring)."""
+AUTO_MIN_S = 30.0
+AUTO_CAP_S = 600.0
 
 
 class RefineError(CollageError):
@@ -298,6 +320,9 @@ class Comparison:
     """The upper end of the ratio's 95% confidence interval (None: the ratio is exact)."""
     reason: str = ""
     """Why the comparison failed; empty when it did not."""
+    note: str = ""
+    """Why the challenger's outputs that differ from the start plan's still agree
+    (rounding); empty when they do not differ."""
     incumbent_failed: bool = False
     """The incumbent itself could not be measured."""
     unfinished: bool = False
@@ -317,6 +342,12 @@ class Scorer(ABC):
     def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
         """How fast `challenger` runs relative to `incumbent`; give up at `deadline`
         (`time.monotonic()` seconds) with an unfinished comparison."""
+
+    def load(self, plan: Plan, deadline: float) -> Comparison:
+        """Get `plan` ready to be compared (built, compiled, run once) before any
+        comparison: `plan` against itself by default. A failure is `plan`'s, as the
+        incumbent's."""
+        return self.compare(plan, plan, deadline)
 
     def close(self) -> None:
         """Release what the scorer holds (worker processes); nothing by default."""
@@ -385,18 +416,19 @@ class ModelLatency:
 
 @dataclass(frozen=True)
 class RefineOptions:
-    """`budget_s`: wall seconds for the whole refinement (0: nothing is tried);
-    `seed`: the RNG seed ordering the mutations; `min_gain`: how much faster (relative) a
-    challenger must be to replace the incumbent."""
+    """`budget_s`: wall seconds for the whole refinement (0: nothing is tried), or
+    `"auto"` (see the module docstring); `seed`: the RNG seed ordering the mutations;
+    `min_gain`: how much faster (relative) a challenger must be to replace the incumbent."""
 
-    budget_s: float = 30.0
+    budget_s: float | str = 30.0
     seed: int = 0
     min_gain: float = 0.03
 
     def __post_init__(self) -> None:
-        if not self.budget_s >= 0 or math.isinf(self.budget_s):
-            raise RefineError(f"collage-refine: budget must be a finite number of seconds "
-                              f">= 0, got {self.budget_s}")
+        b = self.budget_s
+        if b != AUTO and (isinstance(b, str) or not b >= 0 or math.isinf(b)):
+            raise RefineError(f"collage-refine: budget must be auto or a finite number of "
+                              f"seconds >= 0, got {b!r}")
         if not 0 <= self.min_gain < 1:
             raise RefineError(f"collage-refine: min-gain must be in [0, 1), got {self.min_gain}")
 
@@ -420,6 +452,10 @@ class Trial:
     incumbent_ms: float | None = None
     challenger_ms: float | None = None
     reason: str = ""
+    note: str = ""
+    """Why outputs that differ from the start plan's still agree (`Comparison.note`)."""
+    order: int | None = None
+    """A seed's place in the order seeds are compared in (1 first)."""
     at_s: float = 0.0
     """Seconds into the refinement when the trial ended."""
 
@@ -430,7 +466,8 @@ class Trial:
             "ratio": _finite(self.ratio), "ratio_high": _finite(self.ratio_high),
             "vs_start": _finite(self.vs_start),
             "incumbent_ms": self.incumbent_ms, "challenger_ms": self.challenger_ms,
-            "reason": self.reason, "at_s": round(self.at_s, 3),
+            "reason": self.reason, "note": self.note, "order": self.order,
+            "at_s": round(self.at_s, 3),
         }
 
 
@@ -447,6 +484,10 @@ class Refinement:
     """Why the search ended: budget, exhausted (both climbs ended), or why the plan a
     challenger was compared with could not be measured."""
     seconds: float = 0.0
+    budget_s: float = 0.0
+    """The budget spent by: `options.budget_s`, or what the auto budget came to."""
+    load_s: float | None = None
+    """Seconds the start plan took to load (build, compile, run once)."""
     start_ms: float | None = None
     final_ms: float | None = None
     ratio: float = 1.0
@@ -473,20 +514,27 @@ class Refinement:
 
         tried = self.tried()
         counts = {s: sum(t.status == s for t in tried) for s in ("accepted", "failed")}
+        rounding = sum(bool(t.note) for t in tried)
         seed = self.best_seed()
         best = f"{seed.origin} ({seed.vs_start:.3f}x)" if seed else "none measured"
+        auto = f" of an auto budget of {self.budget_s:.0f} s" if self.options.budget_s == AUTO \
+            else ""
         return (f"collage-refine @{function}: start {ms(self.start_ms)}, best seed {best}, "
                 f"{len(tried)} variants tried ({counts['accepted']} accepted, "
-                f"{counts['failed']} failed), final {ms(self.final_ms)} "
+                f"{counts['failed']} failed"
+                + (f", {rounding} differing only by rounding" if rounding else "")
+                + f"), final {ms(self.final_ms)} "
                 f"({self.ratio:.3f}x start, {len(self.plan.kernels)} kernels), "
-                f"stopped: {self.stopped}, {self.seconds:.1f} s")
+                f"stopped: {self.stopped}, {self.seconds:.1f} s{auto}")
 
     def to_json(self) -> dict:
         def plan(p: Plan) -> dict:
             return {"origin": p.origin, "kernels": len(p.kernels), "backends": p.backends()}
 
         return {
-            "budget_s": round(self.options.budget_s, 3), "seed": self.options.seed,
+            "budget": self.options.budget_s, "budget_s": round(self.budget_s, 3),
+            "load_s": None if self.load_s is None else round(self.load_s, 3),
+            "seed": self.options.seed,
             "min_gain": self.options.min_gain, "seconds": round(self.seconds, 3),
             "stopped": self.stopped, "start": plan(self.start), "final": plan(self.plan),
             "start_ms": self.start_ms, "final_ms": self.final_ms, "ratio": self.ratio,
@@ -516,8 +564,8 @@ class _Search:
                  clock: Callable[[], float], start: Plan):
         self.space, self.scorer, self.options, self.clock = space, scorer, options, clock
         self.began = clock()
-        self.deadline = self.began + options.budget_s * (1 - CONFIRM_SHARE)
         self.result = Refinement(start, start, options)
+        self.set_budget(AUTO_CAP_S if options.budget_s == AUTO else float(options.budget_s))
         self.tried = {start.key}
         self.latest: dict[frozenset, float] = {}
         """The latest measured latency of each plan."""
@@ -525,20 +573,26 @@ class _Search:
         """Each accepted plan's latency relative to the start plan's, along its comparisons."""
         self.rng = random.Random(options.seed)
 
+    def set_budget(self, seconds: float) -> None:
+        self.result.budget_s = seconds
+        self.deadline = self.began + seconds * (1 - CONFIRM_SHARE)
+
     def out_of_budget(self) -> bool:
         if not self.result.stopped and self.clock() >= self.deadline:
             self.result.stopped = "budget"
         return bool(self.result.stopped)
 
-    def compare(self, incumbent: Plan, challenger: Plan, kind: str) -> bool:
+    def compare(self, incumbent: Plan, challenger: Plan, kind: str,
+                order: int | None = None) -> bool:
         """Whether `challenger` is faster than `incumbent` by the minimum gain; a failure
-        of the incumbent or the budget running out stops the search."""
+        of the incumbent or the budget running out stops the search. `order`: a seed's
+        place in the seed order."""
         self.tried.add(challenger.key)
         c = self.scorer.compare(incumbent, challenger, self.deadline)
         record = Trial(challenger.origin, kind, "failed", len(challenger.kernels), c.ratio,
                        c.ratio_high, incumbent_ms=_ms(c.incumbent_s),
-                       challenger_ms=_ms(c.challenger_s), reason=c.reason,
-                       at_s=self.clock() - self.began)
+                       challenger_ms=_ms(c.challenger_s), reason=c.reason, note=c.note,
+                       order=order, at_s=self.clock() - self.began)
         self.result.trials.append(record)
         if c.incumbent_s is not None:
             self.latest[incumbent.key] = c.incumbent_s
@@ -580,22 +634,43 @@ class _Search:
                 return current
         return current
 
+    def load_start(self, seeds: int) -> bool:
+        """Load the start plan; with the auto budget, size the budget for `seeds` seeds by
+        the time that took. False (the search stopped) when it failed."""
+        start = self.result.start
+        loading = self.clock()
+        c = self.scorer.load(start, self.deadline)
+        self.result.load_s = self.clock() - loading
+        if c.reason:
+            self.result.stopped = ("budget" if c.unfinished else
+                                   f"{start.origin} could not be measured: {c.reason}")
+            return False
+        if self.options.budget_s == AUTO:
+            self.set_budget(min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 2) * self.result.load_s)))
+        return True
+
     def run(self) -> None:
-        """Seeds against the start plan, then climbs from the best plan and from the start
-        plan (mutations of one fused seed rarely reach a mixed plan that beats it, the
-        start plan's often do); the best of the climbs wins."""
+        """The start plan's load, seeds against the start plan, then climbs from the best
+        plan and from the start plan (mutations of one fused seed rarely reach a mixed plan
+        that beats it, the start plan's often do); the best of the climbs wins."""
         start = self.result.start
         if not start.kernels or self.options.budget_s == 0:
             return
+        seeds = self.space.seeds()
+        plans = [s for s in seeds if not isinstance(s, str) and s.key != start.key
+                 and self.space.acyclic(s.kernels)]
+        if not self.load_start(len({s.key for s in plans})):
+            return
         best = start
-        for seed in self.space.seeds():
+        for order, seed in enumerate(seeds, 1):
             if isinstance(seed, str):
                 origin, _, why = seed.partition(": ")
-                self.result.trials.append(Trial(origin, "seed", "skipped", reason=why))
+                self.result.trials.append(Trial(origin, "seed", "skipped", reason=why,
+                                                order=order))
             elif seed.key not in self.tried and self.space.acyclic(seed.kernels):
                 if self.out_of_budget():
                     break
-                if self.compare(best, seed, "seed"):
+                if self.compare(best, seed, "seed", order):
                     best = seed
         for point in [best] if best is start else [best, start]:
             if self.out_of_budget():
@@ -614,10 +689,10 @@ class _Search:
         """Compare `best` with the start plan once more; keep the start plan unless faster."""
         start = self.result.start
         c = self.scorer.compare(start, best, max(self.clock(),
-                                                 self.began + self.options.budget_s))
+                                                 self.began + self.result.budget_s))
         record = Trial(f"{best.origin} against the start plan", "confirm", "confirmed",
                        len(best.kernels), c.ratio, c.ratio_high, c.ratio,
-                       _ms(c.incumbent_s), _ms(c.challenger_s), c.reason)
+                       _ms(c.incumbent_s), _ms(c.challenger_s), c.reason, c.note)
         if c.reason:
             record.status = "unconfirmed"
         else:

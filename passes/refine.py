@@ -1,6 +1,6 @@
 """`collage-refine`: end-to-end refinement of a partitioned module (`collage_xdsl.refine`).
 
-    collage-opt m.mlir -p 'collage-partition{...},collage-refine{budget=30},collage-outline'
+    collage-opt m.mlir -p 'collage-partition{...},collage-refine{budget=auto},collage-outline'
     collage-opt m.mlir -p 'collage-partition{estimator=mock},collage-refine{budget=5
                            scorer=mock mock-costs="tvm:1,onnxruntime:2" mock-transfer=3}'
 
@@ -12,12 +12,16 @@ then refined: seeds and mutations of the plan are compared with the incumbent by
 whole-function latency (`scorer=measured`: outlined and run through the runtime in a
 worker process, `collage_xdsl.plan_timing`, at least `rounds` interleaved rounds per
 comparison and more while the ratio is less certain than half of `min-gain`,
-`timeout` seconds per compile or timing request) or by a latency model (`scorer=mock`:
-`mock-costs` per op as for the mock estimator, `mock-transfer` seconds per dataflow edge
-between kernels of different backends). A challenger replaces the incumbent when faster
-by more than `min-gain`; `seed` orders the mutations; `budget` is the wall seconds of the
-whole pass (0, the default: the pass does nothing). The kernels may take what the
-candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
+`timeout` seconds per compile or timing request, every plan run on the function's
+random arguments drawn with `seed`; an output that differs from the start plan's only by
+rounding, as an ill-conditioned softmax does, agrees: `collage_xdsl.conditioning`) or by
+a latency model (`scorer=mock`: `mock-costs` per op as for the mock estimator,
+`mock-transfer` seconds per dataflow edge between kernels of different backends). A
+challenger replaces the incumbent when faster by more than `min-gain`; `seed` orders the
+mutations; `budget` is the wall seconds of the whole pass (0, the default: the pass does
+nothing) or `auto`: each function's refinement gets a budget that grows with the time its
+start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may take
+what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
 With a budget, a module without kernel regions is an error (partition first, outline
@@ -55,15 +59,18 @@ from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, SymbolTable
 
+from collage_xdsl.conditioning import SoftmaxRounding
 from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import parse_mock_costs
 from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.inputs import random_arguments
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.passes.outline import outline_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.refine import (
+    AUTO,
     LatencyScorer,
     ModelLatency,
     MoveSpace,
@@ -135,8 +142,8 @@ class CollageRefinePass(CandidateOptions):
 
     name = "collage-refine"
 
-    budget: float | int = 0.0
-    """Seconds (`float | int`: the pipeline syntax reads `budget=30` as an int)."""
+    budget: float | int | str = 0.0
+    """Seconds (`float | int`: the pipeline syntax reads `budget=30` as an int) or auto."""
     seed: int = 0
     min_gain: float | int = 0.03
     rounds: int = 15
@@ -147,7 +154,9 @@ class CollageRefinePass(CandidateOptions):
     report: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = RefineOptions(float(self.budget), self.seed, float(self.min_gain))
+        options = RefineOptions(
+            self.budget if isinstance(self.budget, str) else float(self.budget), self.seed,
+            float(self.min_gain))
         if self.scorer not in ("measured", "mock"):
             raise CollageError(f"collage-refine: unknown scorer {self.scorer!r} "
                                "(measured or mock)")
@@ -180,7 +189,7 @@ class CollageRefinePass(CandidateOptions):
         if not functions:
             raise CollageError("collage-refine: no function holds collage.kernel regions; run "
                                "it after collage-partition and before collage-outline")
-        ends = time.monotonic() + options.budget_s
+        ends = None if options.budget_s == AUTO else time.monotonic() + float(options.budget_s)
         reports = []
         for func in functions:
             name = func.sym_name.data
@@ -193,11 +202,12 @@ class CollageRefinePass(CandidateOptions):
             else:
                 from collage_xdsl.plan_timing import MeasuredScorer
 
-                scorer = MeasuredScorer(variant_builder(work, name, len(graph)), name,
+                inputs = random_arguments(work_func, self.seed, int_high=2)
+                scorer = MeasuredScorer(variant_builder(work, name, len(graph)), inputs, name,
                                         rounds=self.rounds, timeout_s=self.timeout,
                                         precision=max(options.min_gain / 2, 0.005),
-                                        seed=self.seed)
-            budget = max(0.0, ends - time.monotonic())
+                                        explain=SoftmaxRounding(work, name, inputs).note)
+            budget = AUTO if ends is None else max(0.0, ends - time.monotonic())
             result = refine(MoveSpace(graph, backends, configs), start, scorer,
                             RefineOptions(budget, self.seed, options.min_gain))
             print(result.summary(name), file=sys.stderr)

@@ -11,6 +11,7 @@ import json
 import os
 import random
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from xdsl.parser import Parser
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
+from collage_xdsl.conditioning import SoftmaxRounding, ill_conditioned
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.errors import CollageError
@@ -30,7 +32,7 @@ from collage_xdsl.frontend import import_onnx
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, of
 from collage_xdsl.inputs import random_arguments
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.interpreter import run_function, run_module
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
@@ -38,6 +40,9 @@ from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels, varia
 from collage_xdsl.pipeline import PartitionOptions, partition_module
 from collage_xdsl.plan_timing import MeasuredScorer
 from collage_xdsl.refine import (
+    AUTO_CAP_S,
+    AUTO_MIN_S,
+    LatencyScorer,
     MoveSpace,
     RefineOptions,
     make_plan,
@@ -216,6 +221,86 @@ def test_budget_bounds_the_search_and_zero_tries_nothing():
     assert nothing.trials == [] and not nothing.changed
 
 
+def distinct_seeds(space: MoveSpace, start) -> int:
+    return len({s.key for s in space.seeds() if not isinstance(s, str)} - {start.key})
+
+
+@pytest.mark.parametrize("load_s, budget_s", [
+    (20.0, None),        # (seeds + 2) x 20 s
+    (1.0, AUTO_MIN_S),   # quick plans keep the 30 s
+    (200.0, AUTO_CAP_S),
+])
+def test_the_auto_budget_grows_with_the_start_plans_load(load_s, budget_s):
+    now = [0.0]
+
+    def latency(plan):
+        now[0] += load_s  # each plan takes load_s to build, load and time
+        return op_latency(plan)
+
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    seeds = distinct_seeds(space, make_plan(start, ""))
+    assert seeds == 2
+    result = refine(space, start, latency, RefineOptions(budget_s="auto", min_gain=0.0),
+                    clock=lambda: now[0])
+    assert result.load_s == load_s
+    assert result.budget_s == (budget_s or (seeds + 2) * load_s)
+    assert result.to_json()["budget"] == "auto" and result.to_json()["load_s"] == load_s
+    assert result.summary("main").endswith(f" s of an auto budget of {result.budget_s:.0f} s")
+    compared = [t for t in result.trials if t.kind == "seed"]
+    assert len(compared) == seeds  # every seed compared, however slow the plans
+    assert all(t.status in ("accepted", "rejected") for t in compared)
+
+
+def test_an_explicit_budget_is_not_extended():
+    now = [0.0]
+
+    def latency(plan):
+        now[0] += 20.0
+        return op_latency(plan)
+
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    result = refine(space, start, latency, RefineOptions(budget_s=30, min_gain=0.0),
+                    clock=lambda: now[0])
+    assert result.budget_s == 30 and result.load_s == 20 and result.stopped == "budget"
+    assert [t.origin for t in result.tried()] == ["tvm alone"]  # the second seed is too late
+    assert "auto" not in result.summary("main") and result.to_json()["budget"] == 30
+
+
+def test_seeds_are_compared_alone_first_then_greedy_in_the_recorded_order():
+    space = chain_space(test_ops=("relu", "tanh"))
+    result = refine(space, kernels(space.graph, *BAD_START), op_latency,
+                    RefineOptions(budget_s=60))
+    seeds = [(t.order, t.origin, t.status) for t in result.trials if t.kind == "seed"]
+    assert seeds == [(1, "tvm alone", "accepted"), (2, "test alone", "skipped"),
+                     (3, "test greedy (partition-for), rest tvm", "accepted")]
+    assert [t["order"] for t in result.to_json()["trials"] if t["kind"] == "seed"] == [1, 2, 3]
+    assert all(t.order is None for t in result.trials if t.kind != "seed")
+
+
+class RoundingScorer(LatencyScorer):
+    """op_latency; a plan with a kernel on test has an output that differs by rounding."""
+
+    def compare(self, incumbent, challenger, deadline):
+        c = super().compare(incumbent, challenger, deadline)
+        if not c.reason and any(k.backend == "test" for k in challenger.kernels):
+            return replace(c, note="output 0 is the softmax of ...: decided by rounding")
+        return c
+
+
+def test_trials_keep_the_scorers_rounding_notes():
+    space = chain_space()
+    result = refine(space, kernels(space.graph, *BAD_START), RoundingScorer(op_latency),
+                    RefineOptions(budget_s=60, min_gain=0.0))
+    noted = [t for t in result.tried() if t.note]
+    assert noted and len(noted) < len(result.tried())
+    test_alone = next(t for t in result.trials if t.origin == "test alone")
+    assert test_alone.note.endswith("decided by rounding") and test_alone.status != "failed"
+    assert f", {len(noted)} differing only by rounding)" in result.summary("main")
+    assert any(t["note"] for t in result.to_json()["trials"])
+
+
 def test_the_seed_orders_the_search_deterministically():
     space = chain_space()
     start = kernels(space.graph, *BAD_START)
@@ -319,7 +404,8 @@ def test_pass_with_the_mock_scorer_rewrites_and_reports(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(budget=-1), "budget must be a finite number of seconds >= 0, got -1"),
+    (dict(budget=-1), "budget must be auto or a finite number of seconds >= 0, got -1"),
+    (dict(budget="ten"), "budget must be auto or a finite number of seconds >= 0, got 'ten'"),
     (dict(min_gain=1), "min-gain must be in [0, 1), got 1"),
     (dict(rounds=0), "rounds must be at least 1"),
     (dict(scorer="guess"), "unknown scorer 'guess' (measured or mock)"),
@@ -392,12 +478,13 @@ def mlp():
     graph = DataflowGraph(main_of(module))
     plans = {b: make_plan(assign_kernels(graph, get_backend(b)), b)
              for b in ("tvm", "onnxruntime", "openvino")}
-    return plans, variant_builder(module, "main", len(graph))
+    return plans, variant_builder(module, "main", len(graph)), random_arguments(
+        main_of(module), 0, int_high=2)
 
 
 def test_measured_scorer_rejects_variants_that_fail_or_disagree(mlp):
-    plans, build = mlp
-    scorer = MeasuredScorer(build, rounds=3, compile=no_openvino_and_wrong_onnxruntime)
+    plans, build, x = mlp
+    scorer = MeasuredScorer(build, x, rounds=3, compile=no_openvino_and_wrong_onnxruntime)
     try:
         far = time.monotonic() + 300
         openvino = scorer.compare(plans["tvm"], plans["openvino"], far)
@@ -416,8 +503,8 @@ def test_measured_scorer_rejects_variants_that_fail_or_disagree(mlp):
 
 
 def test_measured_scorer_survives_a_crashing_worker_and_the_deadline(mlp):
-    plans, build = mlp
-    scorer = MeasuredScorer(build, rounds=3, compile=openvino_crashes)
+    plans, build, x = mlp
+    scorer = MeasuredScorer(build, x, rounds=3, compile=openvino_crashes)
     try:
         crash = scorer.compare(plans["tvm"], plans["openvino"], time.monotonic() + 300)
         assert crash.reason == "worker crashed: exit code 3" and not crash.incumbent_failed
@@ -427,6 +514,77 @@ def test_measured_scorer_survives_a_crashing_worker_and_the_deadline(mlp):
         assert again.reason == "" and scorer.started == 3
     finally:
         scorer.close()
+
+
+V = "tensor<1x4xf32>"
+SOFTMAX = f"""
+func.func @main(%x: {V}) -> (tensor<1x4x1x1xf32>, {V}) {{
+  %s = collage.constant dense<SCALE> : {V}
+  %l = collage.mul %x, %s : ({V}, {V}) -> {V}
+  %p = collage.softmax %l {{axis = -1 : i64}} : {V}
+  %r = collage.reshape %p : {V} -> tensor<1x4x1x1xf32>
+  %z = collage.relu %x : {V}
+  func.return %r, %z : tensor<1x4x1x1xf32>, {V}
+}}
+"""
+
+
+def onnxruntime_reverses_probabilities(backend, func, policy):
+    """The worker's compile hook: onnxruntime kernels reverse their rank-4 outputs (the
+    reshaped softmax of SOFTMAX)."""
+    kernel = compile_kernel(backend, func, policy)
+    if backend != "onnxruntime":
+        return kernel
+
+    class Reversed:
+        def __init__(self):
+            self.backend, self.version = kernel.backend, kernel.version
+
+        def __call__(self, inputs):
+            return [np.ascontiguousarray(np.flip(y, axis=1)) if np.ndim(y) == 4 else y
+                    for y in kernel(inputs)]
+
+        def release(self):
+            kernel.release()
+
+    return Reversed()
+
+
+@pytest.mark.parametrize("scale, rounding", [(6.8e9, True), (1.0, False)])
+def test_measured_scorer_accepts_a_softmax_that_differs_only_by_rounding(scale, rounding,
+                                                                         monkeypatch):
+    import collage_xdsl.conditioning as conditioning
+
+    module = parse(SOFTMAX.replace("SCALE", str(scale)))
+    graph = DataflowGraph(main_of(module))
+    tvm, ort = (make_plan(assign_kernels(graph, get_backend(b)), f"{b} alone")
+                for b in ("tvm", "onnxruntime"))
+    x = random_arguments(main_of(module), 0, int_high=2)
+    interpreted = []
+    monkeypatch.setattr(conditioning, "run_function",
+                        lambda f, a: interpreted.append(f) or run_function(f, a))
+    explain = SoftmaxRounding(module, "main", x)
+    assert explain.softmax_outputs == {0}
+    assert explain.note(1) is None and not interpreted  # relu is no softmax: nothing to run
+    scorer = MeasuredScorer(variant_builder(module, "main", len(graph)), x, rounds=3,
+                            compile=onnxruntime_reverses_probabilities, explain=explain.note)
+    try:
+        far = time.monotonic() + 300
+        c = scorer.compare(tvm, ort, far)
+        again = scorer.compare(tvm, ort, far)
+    finally:
+        scorer.close()
+    assert len(interpreted) == 1  # the logits are computed once
+    logits = explain.logits()[0]
+    assert ill_conditioned(logits) == rounding
+    if rounding:  # one-hot at the largest logit, reversed: a real disagreement, accepted
+        assert c.reason == "" and 0 < c.ratio < float("inf")
+        assert c.note == again.note == (
+            f"output 0 is the softmax of logits up to {np.abs(logits).max():.3g}, where one "
+            f"float32 ulp is {np.spacing(np.abs(logits).max()):.3g}: decided by rounding")
+    else:
+        assert c.reason.startswith("output 0 disagrees with the start plan's (max difference")
+        assert c.ratio == float("inf") and c.note == ""
 
 
 def test_measured_refinement_of_the_mlp_runs_and_is_never_slower(tmp_path, capsys):

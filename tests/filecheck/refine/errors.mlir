@@ -10,6 +10,7 @@
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,cuda budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=BACKEND
 // RUN: not collage-opt %s -p 'collage-refine{budget=ten}' 2>&1 | filecheck %s --check-prefix=PARSE
 // RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
+// RUN: not collage-opt %s -p 'collage-refine{budget=auto scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
 // RUN: not collage-opt %s -p 'collage-fuse-ops,collage-outline,collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -17,7 +18,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %a : tensor<4xf32>
 }
 
-// BUDGET: error: {{.*}}errors.mlir: collage-refine: budget must be a finite number of seconds >= 0, got -1.0
+// BUDGET: error: {{.*}}errors.mlir: collage-refine: budget must be auto or a finite number of seconds >= 0, got -1.0
 // GAIN: error: {{.*}}errors.mlir: collage-refine: min-gain must be in [0, 1), got 1.0
 // ROUNDS: error: {{.*}}errors.mlir: collage-refine: rounds must be at least 1, got 0
 // TIMEOUT: error: {{.*}}errors.mlir: collage-refine: timeout must be positive, got 0
@@ -26,5 +27,5 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // TRANSFER: error: {{.*}}errors.mlir: collage-refine: mock-transfer must be >= 0, got -1
 // MEASURED: error: {{.*}}errors.mlir: collage-refine: scorer=measured runs every kernel; backend 'test' has no codegen hook (hooks exist for onnxruntime, openvino, tvm); use scorer=mock for toy backends
 // BACKEND: error: {{.*}}errors.mlir: unknown backend 'cuda'
-// PARSE: error: pass pipeline 'collage-refine{budget=ten}'
+// PARSE: error: {{.*}}errors.mlir: collage-refine: budget must be auto or a finite number of seconds >= 0, got 'ten'
 // UNPARTITIONED: error: {{.*}}errors.mlir: collage-refine: no function holds collage.kernel regions; run it after collage-partition and before collage-outline

@@ -2,7 +2,7 @@
 
     options = PartitionOptions(backends=("tvm", "onnxruntime", "openvino"))
     result = partition_module(module, options)   # collage-partition + collage-outline
-    options = PartitionOptions(refine_budget=30)  # + collage-refine in between
+    options = PartitionOptions(refine_budget="auto")  # + collage-refine in between
     outputs = Executable(result.module).run([x])
     single = assign_module(module, "tvm")         # collage-assign{backend=tvm} + outline
 
@@ -34,9 +34,10 @@ DEFAULT_BACKENDS = ("tvm", "onnxruntime", "openvino")
 DEFAULT_ESTIMATOR = "measured"
 """Kernels compiled and timed in worker processes (`collage_xdsl.measure`)."""
 
-DEFAULT_REFINE_BUDGET = 30.0
-"""Seconds of end-to-end refinement the `collage` commands spend with the measured
-estimator unless told otherwise (`--refine-budget`)."""
+DEFAULT_REFINE_BUDGET = "auto"
+"""The end-to-end refinement budget of the `collage` commands with the measured estimator
+unless told otherwise (`--refine-budget`): grows with the model, from 30 s to 600 s
+(`collage_xdsl.refine`)."""
 
 
 def parse_backends(text: str | Sequence[str]) -> tuple[str, ...]:
@@ -68,9 +69,9 @@ class PartitionOptions:
     launch_penalty: float = 0.0
     max_depth: int = 8
     """Max depth of TVM and BYOC candidates (`tvm-max-depth`, `byoc-max-depth`)."""
-    refine_budget: float = 0.0
-    """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`);
-    0 turns it off."""
+    refine_budget: float | str = 0.0
+    """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`),
+    or "auto" (from 30 s to 600 s, by the time a plan takes to load); 0 turns it off."""
 
 
 @dataclass
@@ -120,7 +121,7 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
             explain=str(report_path),
             explain_table=str(table_path),
         ).apply(Context(), module)
-        if options.refine_budget > 0:
+        if options.refine_budget != 0:
             CollageRefinePass(
                 backends=options.backends,
                 tvm_max_depth=options.max_depth,

@@ -6,8 +6,9 @@
 
 `compile` partitions the model (measured estimator by default, its costs kept in the
 cost database: `--cost-db`, default under the user's cache directory), refines the
-partition by measured whole-model latency (`--refine-budget` seconds, default
-30 with the measured estimator and 0 with mock; `collage-refine`), outlines the
+partition by measured whole-model latency (`--refine-budget`: seconds, or auto, the
+default with the measured estimator: 30 s, more for a model whose plans take long to build
+and load, up to 600 s; 0 with mock; `collage-refine`), outlines the
 kernels and saves an artifact (`collage_xdsl.artifact`). `run` on an artifact loads it
 without measuring anything and compiles its kernels again; `run --backends` partitions
 first. Both execute through `collage_xdsl.runtime`.
@@ -16,6 +17,7 @@ first. Both execute through `collage_xdsl.runtime`.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -56,10 +58,12 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                    help="max depth of candidate kernels (default 8)")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
-    p.add_argument("--refine-budget", type=float, metavar="SECONDS",
+    p.add_argument("--refine-budget", metavar="SECONDS|auto",
                    help="wall seconds for refining the partition by measured whole-model "
-                        f"latency; never returns a slower one (default {DEFAULT_REFINE_BUDGET:g} "
-                        "with --estimator measured, 0 with mock; 0 = off)")
+                        "latency, or auto (30 s, extended for a model whose plans take long "
+                        "to build and load so that every seed is compared, up to 600 s); "
+                        f"never returns a slower one (default {DEFAULT_REFINE_BUDGET} with "
+                        "--estimator measured, 0 with mock; 0 = off)")
     p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
     p.add_argument("--tvm-tune-trials", type=int, default=16, metavar="N",
@@ -78,11 +82,19 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
         cost_db = None
     else:
         cost_db = args.cost_db or str(default_path())
-    refine = args.refine_budget
-    if refine is None:
-        refine = DEFAULT_REFINE_BUDGET if args.estimator == "measured" else 0.0
-    if not 0 <= refine < float("inf"):
-        raise CollageError(f"--refine-budget must be a number of seconds >= 0, got {refine:g}")
+    text = args.refine_budget
+    if text is None:
+        refine: float | str = DEFAULT_REFINE_BUDGET if args.estimator == "measured" else 0.0
+    elif text == "auto":
+        refine = "auto"
+    else:
+        try:
+            refine = float(text)
+        except ValueError:
+            refine = math.nan
+        if not 0 <= refine < math.inf:
+            raise CollageError(f"--refine-budget must be auto or a number of seconds >= 0, "
+                               f"got {text}")
     return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
                             cost_db=cost_db, mock_costs=args.mock_costs,
                             launch_penalty=args.launch_penalty, max_depth=args.max_depth,

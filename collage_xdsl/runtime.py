@@ -122,6 +122,17 @@ class Profile:
         return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class KernelCall:
+    """One kernel call of a run, with the operands it got: ``kernel(operands)`` calls it
+    again alone (`collage_xdsl.additivity`)."""
+
+    function: str
+    backend: str
+    kernel: CompiledKernel
+    operands: list
+
+
 # ---------------------------------------------------------------------------
 # Executable
 # ---------------------------------------------------------------------------
@@ -254,14 +265,28 @@ class Executable:
 
     def run(self, inputs, profile=False):
         """The outputs of `@main` on `inputs` (and the `Profile` when `profile` is set)."""
+        report = Profile() if profile else None
+        outputs = self._run(inputs, report, None)
+        return outputs if report is None else (outputs, report)
+
+    def kernel_calls(self, inputs: Sequence[np.ndarray]) -> list[KernelCall]:
+        """Each kernel call of one run on `inputs`, in order, with its operands."""
+        calls: list[KernelCall] = []
+        self._run(inputs, None, calls)
+        return calls
+
+    def _run(self, inputs, report: Profile | None, calls: list[KernelCall] | None) -> list:
         started = time.perf_counter()
         values: list = [None] * self._num_slots
         values[: len(self._arg_types)] = self._check_inputs(inputs)
         for slot, value in self._constants.items():
             values[slot] = value
-        report = Profile() if profile else None
         for step in self._steps:
             operands = [values[s] for s in step.operands]
+            if calls is not None and step.kernel is not None:
+                calls.append(KernelCall(step.op.callee.string_value(), step.kernel.backend,
+                                        step.kernel,
+                                        flatten(operands) if step.tuples else operands))
             t0 = time.perf_counter() if report is not None else 0.0
             results = self._execute(step, operands)
             if report is not None:
@@ -276,10 +301,9 @@ class Executable:
             for slot in step.dying:
                 values[slot] = None
         outputs = [_as_output(values[s]) for s in self._outputs]
-        if report is None:
-            return outputs
-        report.total_seconds = time.perf_counter() - started
-        return outputs, report
+        if report is not None:
+            report.total_seconds = time.perf_counter() - started
+        return outputs
 
     def _execute(self, step: _Step, operands: list) -> list:
         op = step.op

@@ -39,6 +39,7 @@ Option syntax (``collage-partition{transitions=...}``): ``none``; ``measured``;
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -222,6 +223,32 @@ def plan_estimate(graph: DataflowGraph, kernels: Sequence, costs: TransitionCost
         crossings,
         costs.base if kernels else 0.0,
     )
+
+
+def outlined_estimate(main, costs: TransitionCosts) -> PlanEstimate:
+    """:func:`plan_estimate` of an outlined ``@main`` (a `func.FuncOp` calling
+    ``collage.kernel`` functions, as `collage_xdsl.runtime` runs it): kernels are the
+    called functions' ``collage.cost`` (NaN when one has none), one launch per call, a
+    crossing per operand a call of another backend produced."""
+    from xdsl.dialects.func import CallOp, FuncOp
+    from xdsl.traits import SymbolTable
+
+    kernels = launches = crossings = 0.0
+    calls = 0
+    producer: dict = {}
+    for op in main.body.block.ops:
+        callee = SymbolTable.lookup_symbol(op, op.callee) if isinstance(op, CallOp) else None
+        if not isinstance(callee, FuncOp) or "collage.kernel" not in callee.attributes:
+            continue
+        backend = callee.attributes["collage.backend"].data  # type: ignore[attr-defined]
+        cost = callee.attributes.get("collage.cost")
+        kernels += cost.value.data if cost is not None else math.nan  # type: ignore
+        launches += costs.kernel(backend)
+        crossings += sum(costs.edge(producer.get(v), backend, _nbytes(v.type))
+                         for v in op.operands)
+        producer.update((r, backend) for r in op.results)
+        calls += 1
+    return PlanEstimate(kernels, launches, crossings, costs.base if calls else 0.0)
 
 
 # ---------------------------------------------------------------------------

@@ -56,6 +56,32 @@ def test_plan_estimate_charges_launches_and_crossings_between_backends():
     assert T.plan_estimate(graph, [], costs).total == 0.0
 
 
+def test_outlined_estimate_agrees_with_the_plan_estimate():
+    """The estimate of the outlined module (what the runtime runs) is the partition's."""
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.traits import SymbolTable
+
+    from collage_xdsl.partition import partition
+    from passes.outline import outline_kernels
+
+    graph, (a, b, c) = chain_graph(size=8)
+    costs = T.TransitionCosts(
+        base=1.0, launch={"x": 0.1, "y": 0.2},
+        crossing={("x", "y"): (0.01, 0.001), ("y", "x"): (0.02, 0.0)})
+    # a and c are alike, so outlined as one function called twice (costs are per structure)
+    kernels = [Kernel(SubGraph(graph, 1 << a), "x", 3.0),
+               Kernel(SubGraph(graph, 1 << b), "y", 4.0),
+               Kernel(SubGraph(graph, 1 << c), "x", 3.0)]
+    want = T.plan_estimate(graph, kernels, costs)
+    module = ModuleOp([graph.func])
+    partition(graph, kernels)
+    outline_kernels(module)
+    main = SymbolTable.lookup_symbol(module, "main")
+    got = T.outlined_estimate(main, costs)
+    assert got == pytest.approx(want)
+    assert T.outlined_estimate(main, T.NONE).total == pytest.approx(10.0)
+
+
 @pytest.mark.parametrize("crossing, expected", [
     (0.0, ["y", "x", "y"]),      # the cheap backend y wherever it runs
     (0.2, ["y", "x", "y"]),      # two crossings (0.4) cost less than y saves (2 x 0.5)

@@ -1,0 +1,104 @@
+"""Is the additive cost model right for this plan? The plan's kernels timed alone (as the
+measured estimator times them) plus its boundary costs, against the plan run end to end,
+side by side in rounds.
+
+    exe = Executable(outlined_module)
+    check = check_additivity(exe, inputs, transition_costs)
+    check.ratio.median        # (kernels alone + boundaries) / run, median over rounds
+    print(check.format())     # "additive model: 2.48 ms (kernels 2.46 ms + boundaries ...)"
+
+Both sides are measured now, in the same process and rounds, so the check is free of what
+a cost database measured at another time cannot know (this machine's speed drifts by
+tens of percent between hours). Per round, each kernel call of one run is repeated alone
+(one untimed call, then ``calls`` timed ones, their median: the estimator's hot loop on
+the operands it got in the run), then the whole run (the same way). The boundary part is
+`collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``: launches,
+crossings and the runtime's base.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from collage_xdsl.errors import CollageError
+from collage_xdsl.runtime import Executable
+from collage_xdsl.stats import MedianCI, median, median_ci
+from collage_xdsl.transitions import NONE, PlanEstimate, TransitionCosts, outlined_estimate
+
+
+@dataclass(frozen=True)
+class AdditivityCheck:
+    """The additive estimate of one plan against its measured run."""
+
+    calls: int
+    """Kernel calls per run."""
+    kernels_s: float
+    """Median over rounds of the sum of the kernel calls timed alone."""
+    boundaries: PlanEstimate
+    """The boundary model's launches, crossings and base (its ``kernels`` part unused)."""
+    run_s: float
+    """Median over rounds of the run."""
+    ratio: MedianCI
+    """Per round: (kernels alone + boundaries) / run."""
+
+    @property
+    def boundary_s(self) -> float:
+        b = self.boundaries
+        return b.launches + b.crossings + b.base
+
+    @property
+    def error(self) -> float:
+        """The estimate's relative error (negative: the run is slower than estimated)."""
+        return self.ratio.median - 1.0
+
+    def to_json(self) -> dict:
+        return {"calls": self.calls, "kernels_ms": self.kernels_s * 1e3,
+                "boundaries_ms": self.boundary_s * 1e3, "run_ms": self.run_s * 1e3,
+                "error": self.error, "low": self.ratio.low - 1.0,
+                "high": self.ratio.high - 1.0, "coverage": self.ratio.coverage,
+                "rounds": self.ratio.n}
+
+    def format(self) -> str:
+        return (f"additive model: {(self.kernels_s + self.boundary_s) * 1e3:.3g} ms "
+                f"(kernels alone {self.kernels_s * 1e3:.3g} ms + boundaries "
+                f"{self.boundary_s * 1e3:.3g} ms, {self.calls} calls) vs run "
+                f"{self.run_s * 1e3:.3g} ms: error {self.error:+.1%} "
+                f"[{self.ratio.low - 1:+.1%}, {self.ratio.high - 1:+.1%}]")
+
+
+def _steady(call: Callable[[], object], calls: int) -> float:
+    """Median seconds of ``calls`` timed calls after one untimed call."""
+    call()
+    samples = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - t0)
+    return median(samples)
+
+
+def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
+                     costs: TransitionCosts = NONE, *, rounds: int = 15,
+                     calls: int = 5) -> AdditivityCheck:
+    """Time `exe`'s kernel calls alone and its whole run, side by side for `rounds`."""
+    if rounds < 1 or calls < 1:
+        raise CollageError(f"additivity check: rounds and calls must be at least 1, got "
+                           f"{rounds} and {calls}")
+    kernel_calls = exe.kernel_calls(inputs)
+    if not kernel_calls:
+        raise CollageError(f"additivity check: @{exe.main.sym_name.data} calls no kernels")
+    boundaries = outlined_estimate(exe.main, costs)
+    extra = boundaries.launches + boundaries.crossings + boundaries.base
+    sums, runs, ratios = [], [], []
+    for _ in range(rounds):
+        alone = sum(_steady(lambda k=k: k.kernel(k.operands), calls) for k in kernel_calls)
+        run = _steady(lambda: exe.run(inputs), calls)
+        sums.append(alone)
+        runs.append(run)
+        ratios.append((alone + extra) / run)
+    return AdditivityCheck(len(kernel_calls), median(sums), boundaries, median(runs),
+                           median_ci(ratios))

@@ -1,0 +1,74 @@
+"""The additive model checked on a real run: kernel calls replayed alone vs the run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region
+
+from collage_xdsl.additivity import check_additivity
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.errors import CollageError
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.partition import Kernel, partition
+from collage_xdsl.runtime import Executable
+from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.tensors import tensor_type
+from collage_xdsl.transitions import FixedCrossing
+
+BACKENDS = ("onnxruntime", "openvino", "onnxruntime")
+
+
+def relu_sigmoid_relu(backends=BACKENDS) -> Executable:
+    """x -> relu -> sigmoid -> relu, op i a kernel on backends[i] (none: not partitioned)."""
+    t = tensor_type((4, 64), np.float32)
+    block = Block(arg_types=[t])
+    relu = C.ReluOp(block.args[0])
+    sigmoid = C.SigmoidOp(relu.results[0])
+    last = C.ReluOp(sigmoid.results[0])
+    block.add_ops([relu, sigmoid, last, ReturnOp(last.results[0])])
+    func = FuncOp("main", FunctionType.from_lists([t], [t]), Region(block))
+    module = ModuleOp([func])
+    if backends:
+        graph = DataflowGraph(func)
+        partition(graph, [Kernel(SubGraph(graph, 1 << graph.node_of(op)), b)
+                          for op, b in zip((relu, sigmoid, last), backends)])
+    return Executable(module)
+
+
+def test_kernel_calls_replay_the_run():
+    exe = relu_sigmoid_relu()
+    x = np.random.default_rng(0).normal(size=(4, 64)).astype(np.float32)
+    calls = exe.kernel_calls([x])
+    assert [c.backend for c in calls] == list(BACKENDS)
+    np.testing.assert_array_equal(calls[0].operands[0], x)
+    for this, following in zip(calls, calls[1:]):  # each call, alone, gives the next its input
+        (out,) = this.kernel(this.operands)
+        np.testing.assert_allclose(out, following.operands[0], rtol=1e-6)
+    (y,) = calls[-1].kernel(calls[-1].operands)
+    np.testing.assert_allclose(y, exe.run([x])[0], rtol=1e-6)
+
+
+def test_additivity_check_times_both_sides_and_adds_the_boundaries():
+    exe = relu_sigmoid_relu()
+    x = np.ones((4, 64), np.float32)
+    check = check_additivity(exe, [x], FixedCrossing(seconds=1.0), rounds=3, calls=2)
+    assert check.calls == 3 and check.ratio.n == 3
+    assert check.boundary_s == pytest.approx(2.0)  # onnxruntime > openvino > onnxruntime
+    assert check.kernels_s > 0 and check.run_s > 0
+    assert check.ratio.low <= check.ratio.median <= check.ratio.high
+    # 2 s of boundaries against a run of microseconds: an overestimate, whatever the noise
+    assert check.error > 0 and math.isfinite(check.error)
+    assert check.to_json()["calls"] == 3 and "error" in check.format()
+
+
+def test_additivity_check_rejects_what_it_cannot_check():
+    x = np.ones((4, 64), np.float32)
+    with pytest.raises(CollageError, match="rounds and calls must be at least 1"):
+        check_additivity(relu_sigmoid_relu(), [x], rounds=0)
+    with pytest.raises(CollageError, match="calls no kernels"):
+        check_additivity(relu_sigmoid_relu(backends=()), [x])

@@ -485,7 +485,7 @@ class Refinement:
     challenger was compared with could not be measured."""
     seconds: float = 0.0
     budget_s: float = 0.0
-    """The budget spent by: `options.budget_s`, or what the auto budget came to."""
+    """The budget in seconds: `options.budget_s`, or what the auto budget came to."""
     load_s: float | None = None
     """Seconds the start plan took to load (build, compile, run once)."""
     start_ms: float | None = None

@@ -60,6 +60,8 @@ class FunctionReport:
     search_seconds: float
     states_expanded: int
     estimate: PlanEstimate
+    transitions: TransitionCosts = NONE
+    """The boundary costs behind ``estimate`` (`collage_xdsl.transitions`)."""
 
 
 def explain_function(
@@ -103,7 +105,7 @@ def explain_function(
         ))
     return FunctionReport(graph.func.sym_name.data, tuple(reports), total, len(candidates),
                           estimates, cost_db_hits, search_seconds, states_expanded,
-                          plan_estimate(graph, kernels, transitions))
+                          plan_estimate(graph, kernels, transitions), transitions)
 
 
 def _number(x: float | None) -> float | None:
@@ -134,6 +136,7 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
                 "crossings": r.estimate.crossings,
                 "base": r.estimate.base,
             },
+            "transitions": r.transitions.to_json(),
             "kernels": [
                 {
                     "backend": k.backend,

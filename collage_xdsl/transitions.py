@@ -98,6 +98,8 @@ class TransitionCosts:
 
     @staticmethod
     def from_json(data: dict) -> TransitionCosts:
+        if "fixed" in data:
+            return FixedCrossing(seconds=float(data["fixed"]))
         return TransitionCosts(
             float(data["base"]), {k: float(v) for k, v in data["launch"].items()},
             {(a, b): (float(f), float(p)) for a, b, f, p in data["crossing"]})
@@ -142,6 +144,9 @@ class FixedCrossing(TransitionCosts):
 
     def edge(self, src: str | None, dst: str | None, nbytes: int) -> float:
         return 0.0 if src is None or dst is None or src == dst else self.seconds
+
+    def to_json(self) -> dict:
+        return {"fixed": self.seconds}
 
 
 # ---------------------------------------------------------------------------

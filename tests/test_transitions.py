@@ -127,6 +127,8 @@ def test_transition_option_values():
 def test_json_round_trip():
     costs = T.TransitionCosts(1e-6, {"tvm": 2e-6}, {("tvm", "openvino"): (3e-6, 1e-12)})
     assert T.TransitionCosts.from_json(costs.to_json()) == costs
+    fixed = T.FixedCrossing(seconds=0.5)
+    assert T.TransitionCosts.from_json(fixed.to_json()) == fixed
     assert "tvm>openvino 3.0" in costs.describe()
 
 

@@ -29,9 +29,7 @@ import numpy as np
 import onnx
 from onnx import helper
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.traits import SymbolTable
+from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.conditioning import ill_conditioned
@@ -75,25 +73,6 @@ def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
 
 def executable(module: ModuleOp, policy: ThreadPolicy) -> Run:
     return Executable(module, threads=policy).run
-
-
-def kernel_call_cost(module: ModuleOp) -> float | None:
-    """The sum of the estimated costs (`collage.cost`, seconds) of every kernel call in
-    @main of an outlined module; None when a called kernel has no cost."""
-    main = SymbolTable.lookup_symbol(module, "main")
-    assert isinstance(main, FuncOp)
-    total = 0.0
-    for op in main.body.block.ops:
-        if not isinstance(op, CallOp):
-            continue
-        callee = SymbolTable.lookup_symbol(module, op.callee)
-        if not isinstance(callee, FuncOp) or "collage.kernel" not in callee.attributes:
-            continue
-        cost = callee.attributes.get("collage.cost")
-        if not isinstance(cost, FloatAttr) or not np.isfinite(cost.value.data):
-            return None
-        total += cost.value.data
-    return total
 
 
 def _mismatch(got: np.ndarray, want: np.ndarray) -> str | None:

@@ -87,17 +87,3 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
             if name in names:
                 timing.samples[name][r] = call(name)
     return timing
-
-
-def time_back_to_back(run: Run, inputs: Sequence[np.ndarray], calls: int) -> float:
-    """Median seconds of `calls` consecutive calls of one configuration after one untimed
-    call: the steady state in which the measured estimator times kernels (every other
-    library idle, the configuration's own weights in the cache)."""
-    run(inputs)
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        run(inputs)
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples))
-

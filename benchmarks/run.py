@@ -1,7 +1,8 @@
 """The benchmark suite: every model in every configuration, in one interleaved run.
 
     python benchmarks/run.py [--models mnist_cnn,mlp,...] [--rounds 30] [--work DIR]
-                             [--out DIR] [--refine-budget S] [--threads N] [--max-depth N]
+                             [--out DIR] [--refine-budget S|auto] [--additivity-rounds N]
+                             [--threads N] [--max-depth N]
                              [--warmup N] [--slow-factor F] [--slow-rounds N] [--seed N]
                              [--tvm-tune none|metaschedule]
 
@@ -20,8 +21,8 @@ Per model:
    (`--threads`, ONNX Runtime spinning off): `onnxruntime`, `openvino` and `tvm` alone
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
-   database) and `collage` (the same plus `--refine-budget` seconds of end-to-end
-   refinement; skipped when that is 0), and `collage-tvm+onnxruntime` /
+   database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,
+   default auto; skipped when that is 0), and `collage-tvm+onnxruntime` /
    `collage-tvm+openvino` (Collage, refined, with tvm and one BYOC backend, compared
    with that backend's greedy baseline; `--no-pairs` skips them). Each configuration's
    outputs are checked against ONNX Runtime's before timing; a configuration that fails
@@ -34,19 +35,15 @@ Per model:
 4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single
    backend with the lowest median; every configuration's per-round ratio to it
    (t_config[r] / t_best[r]), their median and its 95% order-statistic confidence
-   interval (binomial, distribution-free, deterministic). Additive error of
-   `collage-search`: (estimate - measured) / measured, the estimate being the partition
-   report's whole-run estimate `sum(f["estimated_seconds"] ...)` (the final kernels'
-   costs, launches, crossings between backends and the runtime's base cost,
-   `collage_xdsl.transitions`) and measured the median of `--steady-calls` back-to-back
-   calls of the plan after the interleaved rounds: the steady state the estimator
-   measures kernels in. Interleaving other libraries' runs between calls evicts a
-   configuration's weights from the cache and lets its thread pool sleep, which slows
-   every configuration alike (fair for the ratios, not for an estimate built from kernels
-   timed back to back); the JSON also has the error against the interleaved median
-   (`interleaved`) and of the search's own total (`search_total`); for
-   `collage`, the estimate is the sum of the `collage.cost` of every kernel call of the
-   refined module (n/a when a kernel has no cost).
+   interval (binomial, distribution-free, deterministic).
+5. Additive error of the `collage-search` and `collage` plans, two ways
+   (`_additivity`): the search's view, the estimate from the cost database (the called
+   kernels' `collage.cost` plus the boundary model the partition used,
+   `collage_xdsl.transitions.outlined_estimate`) against the plan's run measured now; and
+   side by side (`collage_xdsl.additivity`, `--additivity-rounds`): every kernel call
+   of the run timed alone now plus the same boundary model, against the run, in the
+   same rounds. The first mixes the model's error with the machine's drift since the
+   database was filled (tens of percent here); the second is the model's own error.
 
 Output: the tables on stdout (latency medians; ratios with CIs, partition times and
 additive errors; the geomean of each non-single configuration's ratio over the models
@@ -118,19 +115,6 @@ def _partition_record(partitioned) -> dict:
     }
 
 
-def _additive_error(estimate: float | None, measured: float, source: str) -> dict | None:
-    if estimate is None:
-        return None
-    return {"estimate_ms": estimate * 1e3, "measured_ms": measured * 1e3,
-            "error": (estimate - measured) / measured, "estimate": source}
-
-
-def _report_sum(report: dict, key: str) -> float | None:
-    """The sum of `key` over the report's functions; None when one lacks it."""
-    values = [f.get(key) for f in report["functions"]]
-    return None if None in values else sum(values)
-
-
 def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> dict:
     """The JSON record of one model; a failure is recorded in it, never raised."""
     from bench_timing import failure_reason
@@ -160,11 +144,10 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         PAIRS,
         OutputCheck,
         executable,
-        kernel_call_cost,
         partition_for,
         whole_model,
     )
-    from bench_timing import failure_reason, time_back_to_back, time_interleaved
+    from bench_timing import failure_reason, time_interleaved
 
     from collage_xdsl.pipeline import PartitionOptions, partition_module
     from collage_xdsl.tools.collage import load_model, random_inputs
@@ -268,24 +251,33 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
             entry["vs_greedy"][config] = {"greedy": greedy, "median": ci.median, "low": ci.low,
                                           "high": ci.high, "coverage": ci.coverage}
-    errors = entry["additive_error"]
-    steady = {c: time_back_to_back(runs[c], inputs, args.steady_calls)
-              for c in ("collage-search", "collage") if c in runs and c not in timing.slow}
-    if "collage-search" in steady:
-        report = plans["collage-search"].report
-        estimate = _report_sum(report, "estimated_seconds")
-        error = _additive_error(estimate, steady["collage-search"],
-                                "partition report estimated_seconds")
-        if error is not None:  # also against the interleaved median, and the search total
-            error["interleaved"] = _additive_error(estimate, medians["collage-search"],
-                                                   "partition report estimated_seconds")
-            error["search_total"] = _additive_error(_report_sum(report, "total_cost"),
-                                                    steady["collage-search"],
-                                                    "partition report total_cost")
-        errors["collage-search"] = error
-    if "collage" in steady:
-        errors["collage"] = _additive_error(kernel_call_cost(plans["collage"].module),
-                                            steady["collage"], "kernel call collage.cost")
+    for config in ("collage-search", "collage"):
+        if config in runs and config not in timing.slow:
+            progress(f"{name}: checking the additive model of {config}")
+            entry["additive_error"][config] = _additivity(plans[config], inputs, policy,
+                                                          args.additivity_rounds)
+
+
+def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: int) -> dict:
+    """The additive error of an outlined plan, twice: the search's view (its kernels'
+    costs from the cost database plus the boundary model) against the run measured now,
+    and `collage_xdsl.additivity`'s side-by-side check (the kernels timed alone now)."""
+    from collage_xdsl.additivity import check_additivity
+    from collage_xdsl.runtime import Executable
+    from collage_xdsl.transitions import TransitionCosts, outlined_estimate
+
+    exe = Executable(plan.module, threads=policy)
+    costs = TransitionCosts.from_json(plan.report["functions"][0]["transitions"])
+    check = check_additivity(exe, inputs, costs, rounds=rounds)
+    estimate = outlined_estimate(exe.main, costs).total
+    known = bool(np.isfinite(estimate))
+    return {
+        "estimate_ms": estimate * 1e3 if known else None,
+        "measured_ms": check.run_s * 1e3,
+        "error": (estimate - check.run_s) / check.run_s if known else None,
+        "estimate": "cost-database kernel costs + boundary model",
+        "side_by_side": check.to_json(),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -323,12 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="models and cost databases (default benchmarks/work)")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="results.json, table.md, ratios.png (default WORK/results)")
-    p.add_argument("--refine-budget", type=float, default=30.0, metavar="S",
-                   help="seconds of end-to-end refinement for `collage` (default 30; "
-                        "0 skips that configuration)")
-    p.add_argument("--steady-calls", type=int, default=50, metavar="N",
-                   help="back-to-back calls that measure the latency the additive error "
-                        "compares with (default 50)")
+    p.add_argument("--refine-budget", default="auto", metavar="S|auto",
+                   help="end-to-end refinement for `collage`: seconds or auto (default; "
+                        "30 s to 600 s by the time a plan takes to load); 0 skips that "
+                        "configuration")
+    p.add_argument("--additivity-rounds", type=int, default=15, metavar="N",
+                   help="rounds of the additive-model check of the collage plans "
+                        "(default 15)")
     p.add_argument("--no-pairs", dest="pairs", action="store_false",
                    help="skip Collage with tvm + one BYOC backend against its greedy baseline")
     p.add_argument("--threads", type=int, default=None, metavar="N",
@@ -354,10 +347,16 @@ def _validate(args: argparse.Namespace) -> None:
         raise CollageError("--rounds, --warmup and --slow-rounds must be at least 1")
     if args.slow_factor <= 1:
         raise CollageError(f"--slow-factor must be above 1, got {args.slow_factor}")
-    if args.steady_calls < 1:
-        raise CollageError(f"--steady-calls must be at least 1, got {args.steady_calls}")
-    if args.refine_budget < 0:
-        raise CollageError(f"--refine-budget must not be negative, got {args.refine_budget}")
+    if args.additivity_rounds < 1:
+        raise CollageError(f"--additivity-rounds must be at least 1, got "
+                           f"{args.additivity_rounds}")
+    if args.refine_budget != "auto":
+        try:
+            args.refine_budget = float(args.refine_budget)
+        except ValueError:
+            args.refine_budget = -1.0
+        if not 0 <= args.refine_budget < float("inf"):
+            raise CollageError("--refine-budget must be auto or a number of seconds >= 0")
     if args.max_depth < 1:
         raise CollageError(f"--max-depth must be at least 1, got {args.max_depth}")
     args.models = parse_models(args.models)

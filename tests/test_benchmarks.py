@@ -22,7 +22,7 @@ import bench_configs  # noqa: E402
 import run as bench_run  # noqa: E402
 from bench_configs import CONFIGS, PAIRS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
-from bench_timing import slow_round_indices, time_back_to_back, time_interleaved  # noqa: E402
+from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
 
 from collage_xdsl.codegen.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
@@ -71,13 +71,6 @@ def test_geomean():
 # ---------------------------------------------------------------------------
 # Timing
 # ---------------------------------------------------------------------------
-
-
-def test_back_to_back_timing_calls_one_configuration_in_a_row():
-    calls = []
-    seconds = time_back_to_back(lambda inputs: calls.append(inputs), [1], 7)
-    assert len(calls) == 8 and all(c == [1] for c in calls)  # one untimed, seven timed
-    assert seconds >= 0
 
 
 def test_slow_rounds_are_spread_over_the_run():
@@ -178,7 +171,9 @@ def test_unknown_model_is_exit_2_without_traceback():
 
 @pytest.mark.parametrize("argv, message", [
     (["--rounds", "0"], "--rounds, --warmup and --slow-rounds must be at least 1"),
-    (["--refine-budget", "-1"], "--refine-budget must not be negative"),
+    (["--refine-budget", "-1"], "--refine-budget must be auto or a number of seconds >= 0"),
+    (["--refine-budget", "soon"], "--refine-budget must be auto or a number of seconds >= 0"),
+    (["--additivity-rounds", "0"], "--additivity-rounds must be at least 1"),
     (["--models", "mlp,mlp"], "names a model twice"),
 ])
 def test_bad_options(capsys, tmp_path, argv, message):
@@ -236,12 +231,15 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     cold = json.loads((work / "costs" / "mlp.cold.json").read_text())["seconds"]
     assert mlp["partition"]["cold_seconds"] == cold > 0
     assert mlp["partition"]["warm"]["estimates"] == 0
-    error = mlp["additive_error"]["collage-search"]
-    assert error["error"] == pytest.approx(
-        (error["estimate_ms"] - error["measured_ms"]) / error["measured_ms"])
-    # measured back to back (steady state); the interleaved median is kept beside it
-    assert error["interleaved"]["measured_ms"] == mlp["configs"]["collage-search"]["median_ms"]
-    assert error["interleaved"]["estimate_ms"] == error["estimate_ms"]
+    for config in ("collage-search", "collage"):  # the cost database's view and side by side
+        error = mlp["additive_error"][config]
+        now = error["side_by_side"]
+        assert now["run_ms"] == error["measured_ms"] > 0
+        assert now["calls"] >= 1 and now["low"] <= now["error"] <= now["high"]
+        if error["error"] is not None:
+            assert error["error"] == pytest.approx(
+                (error["estimate_ms"] - error["measured_ms"]) / error["measured_ms"])
+    assert mlp["additive_error"]["collage-search"]["error"] is not None
     assert set(results["summary"]["ratio"]) == {"pf-onnxruntime", "pf-openvino",
                                                 "collage-search", "collage"}
     for pair, greedy in PAIRS.items():  # tvm + one BYOC backend against its greedy plan

@@ -13,7 +13,10 @@ Each configuration is warmed up, its outputs are checked against the first one's
 mismatch is an error), then the configurations are timed side by side: one call each
 per round, in an order rotated every round, for `--rounds` rounds; the figure is the
 median. `--json` prints one object whose `configs` maps each configuration to
-`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`.
+`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
+checks the additive cost model on Collage's plan (`collage_xdsl.additivity`: its kernel
+calls timed alone plus the boundary costs, against the run, side by side) and prints the
+estimate's error with its 95% interval (`"additivity"` in the JSON).
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from collage_xdsl.additivity import AdditivityCheck
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.pipeline import DEFAULT_BACKENDS, assign_module, partition_module
+from collage_xdsl.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
 from collage_xdsl.tools.collage_compile import (
     add_partition_options,
     kernel_summary,
@@ -70,8 +74,8 @@ def openvino_model(path: Path, policy: ThreadPolicy) -> Run:
 
 
 def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
-                   ) -> tuple[dict[str, Run], str]:
-    """Each backend alone, then `collage`; and a line saying how Collage partitioned."""
+                   ) -> tuple[dict[str, Run], Partitioned]:
+    """Each backend alone, then `collage`; and Collage's partition."""
     from collage_xdsl.runtime import Executable
 
     options = partition_options(args)
@@ -86,7 +90,20 @@ def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
                                           threads=policy).run
     partitioned = partition_module(model.module, options)
     configs["collage"] = Executable(partitioned.module, threads=policy).run
-    return configs, kernel_summary(partitioned)
+    return configs, partitioned
+
+
+def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: ThreadPolicy,
+               rounds: int) -> AdditivityCheck:
+    """`collage_xdsl.additivity`'s check of Collage's plan, with the boundary costs the
+    partition used."""
+    from collage_xdsl.additivity import check_additivity
+    from collage_xdsl.runtime import Executable
+    from collage_xdsl.transitions import TransitionCosts
+
+    costs = TransitionCosts.from_json(partitioned.report["functions"][0]["transitions"])
+    return check_additivity(Executable(partitioned.module, threads=policy), inputs, costs,
+                            rounds=rounds)
 
 
 def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: list[str],
@@ -137,15 +154,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Time Collage and each backend alone on one model, side by side."""
     from collage_xdsl.tools.collage import load_inputs, load_model, random_inputs
 
-    if args.rounds < 1 or args.warmup < 0:
-        raise CollageError("bench: --rounds must be at least 1 and --warmup not negative")
+    if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
+        raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
+                           "not negative")
     policy = ThreadPolicy()
     model = load_model(args.model)
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
-    configs, partition_line = configurations(args, model, policy)
+    configs, partitioned = configurations(args, model, policy)
+    partition_line = kernel_summary(partitioned)
     check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)
     singles = [name for name in configs if name != "collage"]
     table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
+    check = additivity(partitioned, inputs, policy, args.additivity) if args.additivity else None
     if args.json:
         print(json.dumps({
             "model": str(args.model),
@@ -155,6 +175,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "rounds": args.rounds,
             "partition": partition_line,
             "configs": table,
+            **({"additivity": check.to_json()} if check else {}),
         }, indent=2))
         return 0
     print(f"{args.model}: collage: {partition_line}; {policy.threads} threads, "
@@ -164,6 +185,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name, row in table.items():
         print(f"  {name:<12} {row['median_ms']:>10.3f} {row['p25_ms']:>10.3f} "
               f"{row['p75_ms']:>10.3f} {row['ratio_to_best_single']:>14.3f}")
+    if check:
+        print(f"collage {check.format()}")
     return 0
 
 
@@ -180,5 +203,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
                    help="relative tolerance of the output agreement check")
     p.add_argument("--atol", type=float, default=1e-4,
                    help="absolute tolerance of the output agreement check")
+    p.add_argument("--additivity", type=int, default=0, metavar="ROUNDS",
+                   help="then check the additive cost model on Collage's plan: its kernel "
+                        "calls timed alone plus boundary costs against the run, side by "
+                        "side in ROUNDS rounds (default 0: no check)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_bench)

@@ -235,6 +235,11 @@ class MeasuredScorer(Scorer):
                                      unfinished=e.unfinished)
         return Comparison(1.0, seconds, seconds)
 
+    def timing_seconds(self, run_s: float) -> float:
+        """Both plans timed in every round up to `max_rounds`, each sample of at least
+        `sample_s`."""
+        return 2 * self.max_rounds * max(run_s, self.sample_s)
+
     def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
         a, b = self._id(incumbent), self._id(challenger)
         try:

@@ -52,8 +52,9 @@ worth of whole-model measurements per generation):
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
-`AUTO_CAP_S`; then the budget becomes `(seeds + 2) x` the load's seconds (every seed
-compared at least once: a seed costs about a load plus its timing rounds), at least
+`AUTO_CAP_S`; then the budget becomes `(seeds + 2) x` (the load's seconds + the most a
+comparison's timing rounds take for plans as fast as it, `Scorer.timing_seconds`): every
+seed compared at least once, a seed costing about a load plus its timing rounds; at least
 `AUTO_MIN_S` and at most `AUTO_CAP_S`. A model whose plans build and compile in seconds
 keeps 30 s; one whose plans take long (VGG19: 548 MB of weights exported and compiled per
 plan) gets more instead of running out before the start plan is measured.
@@ -348,6 +349,11 @@ class Scorer(ABC):
         comparison: `plan` against itself by default. A failure is `plan`'s, as the
         incumbent's."""
         return self.compare(plan, plan, deadline)
+
+    def timing_seconds(self, run_s: float) -> float:
+        """Most seconds the timing part of one comparison of plans that run about `run_s`
+        takes (what the auto budget adds to a load per seed); 0 by default."""
+        return 0.0
 
     def close(self) -> None:
         """Release what the scorer holds (worker processes); nothing by default."""
@@ -646,7 +652,8 @@ class _Search:
                                    f"{start.origin} could not be measured: {c.reason}")
             return False
         if self.options.budget_s == AUTO:
-            self.set_budget(min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 2) * self.result.load_s)))
+            per_plan = self.result.load_s + self.scorer.timing_seconds(c.incumbent_s or 0.0)
+            self.set_budget(min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 2) * per_plan)))
         return True
 
     def run(self) -> None:

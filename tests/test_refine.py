@@ -252,6 +252,31 @@ def test_the_auto_budget_grows_with_the_start_plans_load(load_s, budget_s):
     assert all(t.status in ("accepted", "rejected") for t in compared)
 
 
+def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
+    """Plans that compile fast but run slowly: the load alone would keep 30 s."""
+    now = [0.0]
+
+    class SlowRuns(LatencyScorer):
+        def timing_seconds(self, run_s):
+            return 100 * run_s
+
+    def latency(plan):
+        now[0] += 2.0  # a 2 s load
+        return 0.5     # of a plan that runs 0.5 s: 50 s of timing per comparison
+
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    result = refine(space, start, SlowRuns(latency), RefineOptions(budget_s="auto"),
+                    clock=lambda: now[0])
+    assert result.budget_s == (2 + 2) * (2.0 + 50.0)
+
+
+def test_the_measured_scorer_bounds_a_comparisons_timing():
+    scorer = MeasuredScorer(lambda plan: "", [], rounds=15, sample_s=0.005)
+    assert scorer.timing_seconds(0.09) == pytest.approx(2 * 60 * 0.09)  # max-rounds 60
+    assert scorer.timing_seconds(1e-6) == pytest.approx(2 * 60 * 0.005)  # samples >= 5 ms
+
+
 def test_an_explicit_budget_is_not_extended():
     now = [0.0]
 

@@ -26,7 +26,9 @@ worth of whole-model measurements per generation):
    one whole-model kernel, never a candidate), and getting one costs as much as the
    comparison. Alone seeds go first: one backend alone, a graph compiler's whole-model
    fusion, is what the start plan most often loses to. Each seed trial records its
-   place in that order.
+   place in that order. A seed's comparison may take `SEED_SHARE` x budget / (seeds + 2)
+   seconds; one that takes longer (untuned TVM alone compiling and running a big model)
+   is left unfinished and the next seed is compared.
 2. **Climbs**: from the best plan, then from the start plan (a fused single-backend seed
    rarely has a one-step mutation that beats it, while the mixed start plan often
    does), mutations of the current plan are compared with it, by class, each class
@@ -90,6 +92,9 @@ CONFIRM_SHARE = 0.1
 
 AUTO = "auto"
 """`RefineOptions.budget_s` that grows with the model (see the module docstring)."""
+SEED_SHARE = 2.0
+"""A seed's comparison may take this many times its share of the budget,
+budget / (seeds + 2), so that one slow seed (untuned TVM alone) cannot starve the others."""
 AUTO_MIN_S = 30.0
 AUTO_CAP_S = 600.0
 
@@ -589,12 +594,15 @@ class _Search:
         return bool(self.result.stopped)
 
     def compare(self, incumbent: Plan, challenger: Plan, kind: str,
-                order: int | None = None) -> bool:
+                order: int | None = None, share: float | None = None) -> bool:
         """Whether `challenger` is faster than `incumbent` by the minimum gain; a failure
         of the incumbent or the budget running out stops the search. `order`: a seed's
-        place in the seed order."""
+        place in the seed order; `share`: the most seconds this comparison may take (a
+        comparison cut short by it is unfinished, and the search goes on)."""
         self.tried.add(challenger.key)
-        c = self.scorer.compare(incumbent, challenger, self.deadline)
+        deadline = self.deadline if share is None else min(self.deadline,
+                                                           self.clock() + share)
+        c = self.scorer.compare(incumbent, challenger, deadline)
         record = Trial(challenger.origin, kind, "failed", len(challenger.kernels), c.ratio,
                        c.ratio_high, incumbent_ms=_ms(c.incumbent_s),
                        challenger_ms=_ms(c.challenger_s), reason=c.reason, note=c.note,
@@ -608,7 +616,10 @@ class _Search:
             return False
         if c.unfinished:
             record.status = "unfinished"
-            self.result.stopped = "budget"
+            if deadline < self.deadline:
+                record.reason = f"over its share of the budget ({share:.0f} s)"
+            else:
+                self.result.stopped = "budget"
             return False
         if c.reason:
             return False
@@ -666,9 +677,11 @@ class _Search:
         seeds = self.space.seeds()
         plans = [s for s in seeds if not isinstance(s, str) and s.key != start.key
                  and self.space.acyclic(s.kernels)]
-        if not self.load_start(len({s.key for s in plans})):
+        distinct = len({s.key for s in plans})
+        if not self.load_start(distinct):
             return
         best = start
+        share = SEED_SHARE * self.result.budget_s / (distinct + 2)
         for order, seed in enumerate(seeds, 1):
             if isinstance(seed, str):
                 origin, _, why = seed.partition(": ")
@@ -677,7 +690,7 @@ class _Search:
             elif seed.key not in self.tried and self.space.acyclic(seed.kernels):
                 if self.out_of_budget():
                     break
-                if self.compare(best, seed, "seed", order):
+                if self.compare(best, seed, "seed", order, share):
                     best = seed
         for point in [best] if best is start else [best, start]:
             if self.out_of_budget():

@@ -42,9 +42,11 @@ from collage_xdsl.plan_timing import MeasuredScorer
 from collage_xdsl.refine import (
     AUTO_CAP_S,
     AUTO_MIN_S,
+    Comparison,
     LatencyScorer,
     MoveSpace,
     RefineOptions,
+    Scorer,
     make_plan,
     refine,
 )
@@ -269,6 +271,34 @@ def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
     result = refine(space, start, SlowRuns(latency), RefineOptions(budget_s="auto"),
                     clock=lambda: now[0])
     assert result.budget_s == (2 + 2) * (2.0 + 50.0)
+
+
+def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
+    now = [0.0]
+
+    class Clocked(Scorer):
+        """Compares by op_latency; the tvm-alone seed takes 1000 s (cut at the deadline)."""
+
+        def compare(self, incumbent, challenger, deadline):
+            takes = 1000.0 if challenger.origin == "tvm alone" else 1.0
+            if now[0] + takes > deadline:
+                now[0] = deadline
+                return Comparison.failed("the budget ran out", unfinished=True)
+            now[0] += takes
+            a, b = op_latency(incumbent), op_latency(challenger)
+            return Comparison(b / a, a, b)
+
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    result = refine(space, start, Clocked(), RefineOptions(budget_s=100),
+                    clock=lambda: now[0])
+    seeds = [t for t in result.trials if t.kind == "seed"]
+    assert [t.origin for t in seeds][:2] == ["tvm alone", "test alone"]
+    share = 2.0 * 100 / (2 + 2)  # SEED_SHARE x budget / (seeds + 2)
+    assert seeds[0].status == "unfinished"
+    assert seeds[0].reason == f"over its share of the budget ({share:.0f} s)"
+    assert seeds[1].status in ("accepted", "rejected")  # the next seed is still compared
+    assert all(t.status in ("accepted", "rejected", "skipped") for t in seeds[1:])
 
 
 def test_the_measured_scorer_bounds_a_comparisons_timing():

@@ -62,7 +62,7 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     from xdsl.traits import SymbolTable
 
     from collage_xdsl.partition import partition
-    from passes.outline import outline_kernels
+    from collage_xdsl.passes.outline import outline_kernels
 
     graph, (a, b, c) = chain_graph(size=8)
     costs = T.TransitionCosts(

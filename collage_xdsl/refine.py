@@ -553,6 +553,29 @@ class Refinement:
         }
 
 
+def format_trials(report: dict) -> str:
+    """The trials of one function's refinement report (`Refinement.to_json` plus
+    ``"function"``, as `collage-refine{report=...}` writes it) as a table: what was tried,
+    in order, and what became of it."""
+    def number(x: float | None, unit: str = "x") -> str:
+        return "-" if x is None else f"{x:.3f}{unit}"
+
+    final = report["final"]
+    lines = [f"@{report['function']} refined: {report['start']['kernels']} kernels -> "
+             f"{final['kernels']} ({', '.join(f'{b} {n}' for b, n in final['backends'].items())}"
+             f"), {number(report['ratio'])} of the search's plan; stopped: "
+             f"{report['stopped']} after {report['seconds']:.1f} s of "
+             f"{report['budget_s']:.0f} s",
+             f"  {'kind':<9} {'status':<17} {'kernels':>7} {'ratio':>8} {'vs start':>9}  "
+             f"origin / reason"]
+    for t in report["trials"]:
+        why = "; ".join(x for x in (t["reason"], t["note"]) if x)
+        lines.append(f"  {t['kind']:<9} {t['status']:<17} {t['kernels']:>7} "
+                     f"{number(t['ratio']):>8} {number(t['vs_start']):>9}  {t['origin']}"
+                     + (f": {why}" if why else ""))
+    return "\n".join(lines) + "\n"
+
+
 def refine(space: MoveSpace, start: Sequence[Kernel], scorer: Scorer | Callable[[Plan], float],
            options: RefineOptions = RefineOptions(),
            clock: Callable[[], float] = time.monotonic) -> Refinement:

@@ -5,8 +5,11 @@
 Partitions the model (as `collage compile` does, nothing is saved) and prints the
 explain report of `collage_xdsl.explain`: per kernel its backend, ops, estimated cost
 and the best other backend for the same nodes; the total, the number of candidates,
-estimates run, cost-database hits and search time. `--json` prints the JSON report,
-with `partition_seconds` (partitioning and outlining, estimates included) added.
+estimates run, cost-database hits and search time. When the partition was refined
+(`--refine-budget`, `collage-refine`), what refinement tried follows: each seed and
+mutation, its status, its latency ratio and the reason it failed or differs. `--json`
+prints the JSON report, with `partition_seconds` (partitioning and outlining, estimates
+included) and `refinement` (the refinement report) added.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import json
 
 from collage_xdsl.pipeline import DEFAULT_BACKENDS, partition_module
+from collage_xdsl.refine import format_trials
 from collage_xdsl.tools.collage_compile import (
     add_partition_options,
     kernel_summary,
@@ -28,11 +32,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     options = partition_options(args)
     partitioned = partition_module(load_model(args.model).module, options)
+    refinement = (partitioned.refinement or {}).get("functions", [])
     if args.json:
         report = {**partitioned.report, "partition_seconds": partitioned.seconds}
+        if partitioned.refinement is not None:
+            report["refinement"] = partitioned.refinement
         print(json.dumps(report, indent=2))
     else:
         print(partitioned.table, end="")
+        for function in refinement:
+            print(format_trials(function), end="")
         print(f"{args.model}: {kernel_summary(partitioned)}")
     return 0
 

@@ -499,6 +499,20 @@ def test_median_interval_is_the_order_statistics_around_the_middle():
 # ---------------------------------------------------------------------------
 
 
+class Transformed:
+    """A compiled kernel whose outputs go through `transform` (a wrong backend)."""
+
+    def __init__(self, kernel, transform):
+        self.kernel, self.transform = kernel, transform
+        self.backend, self.version = kernel.backend, kernel.version
+
+    def __call__(self, inputs):
+        return self.transform(self.kernel(inputs))
+
+    def release(self):
+        self.kernel.release()
+
+
 def no_openvino_and_wrong_onnxruntime(backend, func, policy):
     """The worker's compile hook: openvino fails to compile, onnxruntime is off by one."""
     if backend == "openvino":
@@ -507,17 +521,7 @@ def no_openvino_and_wrong_onnxruntime(backend, func, policy):
     if backend != "onnxruntime":
         return kernel
 
-    class OffByOne:
-        def __init__(self):
-            self.backend, self.version = kernel.backend, kernel.version
-
-        def __call__(self, inputs):
-            return [np.asarray(y) + 1 for y in kernel(inputs)]
-
-        def release(self):
-            kernel.release()
-
-    return OffByOne()
+    return Transformed(kernel, lambda outputs: [np.asarray(y) + 1 for y in outputs])
 
 
 def openvino_crashes(backend, func, policy):
@@ -591,18 +595,8 @@ def onnxruntime_reverses_probabilities(backend, func, policy):
     if backend != "onnxruntime":
         return kernel
 
-    class Reversed:
-        def __init__(self):
-            self.backend, self.version = kernel.backend, kernel.version
-
-        def __call__(self, inputs):
-            return [np.ascontiguousarray(np.flip(y, axis=1)) if np.ndim(y) == 4 else y
-                    for y in kernel(inputs)]
-
-        def release(self):
-            kernel.release()
-
-    return Reversed()
+    return Transformed(kernel, lambda outputs: [
+        np.ascontiguousarray(np.flip(y, axis=1)) if np.ndim(y) == 4 else y for y in outputs])
 
 
 @pytest.mark.parametrize("scale, rounding", [(6.8e9, True), (1.0, False)])

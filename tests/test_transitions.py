@@ -36,22 +36,30 @@ def chain_graph(n: int = 3, size: int = 4) -> tuple[DataflowGraph, list[int]]:
     return graph, [graph.node_of(op) for op in ops]
 
 
+COSTS = T.TransitionCosts(
+    base=1.0, launch={"x": 0.1, "y": 0.2},
+    crossing={("x", "y"): (0.01, 0.001), ("y", "x"): (0.02, 0.0)})
+
+
+def x_y_x(last_cost: float) -> tuple[DataflowGraph, list[Kernel]]:
+    """Three relus on 32-byte tensors as kernels on x (cost 3), y (4) and x (last_cost)."""
+    graph, (a, b, c) = chain_graph(size=8)
+    return graph, [Kernel(SubGraph(graph, 1 << a), "x", 3.0),
+                   Kernel(SubGraph(graph, 1 << b), "y", 4.0),
+                   Kernel(SubGraph(graph, 1 << c), "x", last_cost)]
+
+
 def test_plan_estimate_charges_launches_and_crossings_between_backends():
-    graph, (a, b, c) = chain_graph(size=8)  # 32-byte tensors
-    costs = T.TransitionCosts(
-        base=1.0, launch={"x": 0.1, "y": 0.2},
-        crossing={("x", "y"): (0.01, 0.001), ("y", "x"): (0.02, 0.0)})
-    kernels = [Kernel(SubGraph(graph, 1 << a), "x", 3.0),
-               Kernel(SubGraph(graph, 1 << b), "y", 4.0),
-               Kernel(SubGraph(graph, 1 << c), "x", 5.0)]
+    graph, kernels = x_y_x(5.0)
+    costs = COSTS
     e = T.plan_estimate(graph, kernels, costs)
     assert e.kernels == 12.0 and e.base == 1.0
     assert e.launches == pytest.approx(0.1 + 0.2 + 0.1)
     assert e.crossings == pytest.approx((0.01 + 0.001 * 32) + 0.02)
     assert e.total == pytest.approx(12.0 + 1.0 + 0.4 + 0.062)
     # one kernel: no crossing; no kernels at all: no base either
-    whole = T.plan_estimate(graph, [Kernel(SubGraph(graph, (1 << a) | (1 << b) | (1 << c)),
-                                           "x", 6.0)], costs)
+    whole = T.plan_estimate(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)],
+                            costs)
     assert (whole.crossings, whole.launches, whole.total) == (0.0, 0.1, pytest.approx(7.1))
     assert T.plan_estimate(graph, [], costs).total == 0.0
 
@@ -64,14 +72,10 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     from collage_xdsl.partition import partition
     from collage_xdsl.passes.outline import outline_kernels
 
-    graph, (a, b, c) = chain_graph(size=8)
-    costs = T.TransitionCosts(
-        base=1.0, launch={"x": 0.1, "y": 0.2},
-        crossing={("x", "y"): (0.01, 0.001), ("y", "x"): (0.02, 0.0)})
-    # a and c are alike, so outlined as one function called twice (costs are per structure)
-    kernels = [Kernel(SubGraph(graph, 1 << a), "x", 3.0),
-               Kernel(SubGraph(graph, 1 << b), "y", 4.0),
-               Kernel(SubGraph(graph, 1 << c), "x", 3.0)]
+    # the two relus on x are alike, so outlined as one function called twice (costs are
+    # per structure)
+    graph, kernels = x_y_x(3.0)
+    costs = COSTS
     want = T.plan_estimate(graph, kernels, costs)
     module = ModuleOp([graph.func])
     partition(graph, kernels)

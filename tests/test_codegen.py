@@ -3,6 +3,8 @@ TVM, ONNX Runtime and OpenVINO hooks, checked against the reference interpreter.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import onnx
 import pytest
@@ -344,6 +346,7 @@ def test_openvino_runs_in_f32():
     assert kernel.compiled.get_property("INFERENCE_PRECISION_HINT") == ov.Type.f32
     assert kernel.compiled.get_property("INFERENCE_NUM_THREADS") == 1
     assert kernel.compiled.get_property("NUM_STREAMS") == 1
+    assert kernel.compiled.get_property("ENABLE_CPU_PINNING") is True
 
 
 def test_onnxruntime_session_follows_the_thread_policy():
@@ -353,6 +356,13 @@ def test_onnxruntime_session_follows_the_thread_policy():
     options = kernel.session.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 1)
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    # workers 1 and 2 pinned to the 2nd and 3rd CPU this process may use (1-based ids,
+    # wrapping around on a machine with fewer)
+    cpus = sorted(os.sched_getaffinity(0))
+    want = f"{cpus[1 % len(cpus)] + 1};{cpus[2 % len(cpus)] + 1}"
+    assert options.get_session_config_entry("session.intra_op_thread_affinities") == want
+    _, _, single = ThreadPolicy(1).onnxruntime_config()
+    assert "session.intra_op_thread_affinities" not in single  # no workers, nothing pinned
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -10,10 +10,19 @@ share of the machine instead of its own default:
   (sequential execution), and its worker threads do not spin
   (``session.intra_op.allow_spinning`` = "0"): spinning threads keep burning the
   cores after a run returns and slow down whatever runs next, which made ONNX
-  Runtime and OpenVINO swap places depending on which was measured first;
+  Runtime and OpenVINO swap places depending on which was measured first. Worker i
+  (the calling thread is worker 0) is pinned to the i-th CPU this process may use
+  (``session.intra_op_thread_affinities``, 1-based ids, the calling thread unpinned):
+  unpinned, one session in a process could run at 1.7x the others for its whole life,
+  its worker sharing a CPU with the calling thread (`scripts/session_spread.py` on
+  light SqueezeNet: six equal sessions, an outlier in 3 of 5 processes; pinned, none in
+  6);
 - OpenVINO: one stream, ``INFERENCE_NUM_THREADS`` = threads, latency hint, f32
-  inference precision (the CPU plugin would pick bf16 here), no CPU pinning (its
-  threads share the cores with the other libraries);
+  inference precision (the CPU plugin would pick bf16 here), its worker threads pinned
+  (``ENABLE_CPU_PINNING``; the calling thread stays unpinned): unpinned, the same
+  model's OpenVINO run took 4.0-4.3 ms in 3 of 6 processes and 2.3-2.4 ms in the others
+  (`scripts/session_spread.py` on light SqueezeNet); pinned, 2.3-3.2 ms, following the
+  machine's drift as ONNX Runtime's sessions in the same processes do;
 - TVM: its pool sizes itself once, from ``TVM_NUM_THREADS`` (default: half the
   logical CPUs, i.e. 1 here), so `configure_tvm` sets that variable before the pool
   exists and then selects ``threads`` workers with ``runtime.config_threadpool``.
@@ -64,10 +73,15 @@ class ThreadPolicy:
     def onnxruntime_config(self) -> tuple[int, int, dict[str, str]]:
         """(intra-op threads, inter-op threads, session config entries) for ONNX Runtime."""
         spin = "1" if self.spinning else "0"
-        return self.threads, 1, {
+        config = {
             "session.intra_op.allow_spinning": spin,
             "session.inter_op.allow_spinning": spin,
         }
+        if self.threads > 1:
+            cpus = sorted(os.sched_getaffinity(0))
+            config["session.intra_op_thread_affinities"] = ";".join(
+                str(cpus[i % len(cpus)] + 1) for i in range(1, self.threads))
+        return self.threads, 1, config
 
     def openvino_config(self) -> dict[str, object]:
         """The `compile_model` properties for OpenVINO's CPU plugin."""
@@ -76,7 +90,7 @@ class ThreadPolicy:
             "INFERENCE_NUM_THREADS": self.threads,
             "NUM_STREAMS": 1,
             "PERFORMANCE_HINT": "LATENCY",
-            "ENABLE_CPU_PINNING": False,
+            "ENABLE_CPU_PINNING": True,
         }
 
     def configure_tvm(self) -> None:

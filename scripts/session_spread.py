@@ -1,0 +1,54 @@
+"""Do equal ONNX Runtime sessions of one model run equally fast in one process?
+
+    python scripts/session_spread.py MODEL.onnx [--sessions 6] [--rounds 30]
+
+Creates `--sessions` ONNX Runtime sessions of the whole model (as `collage bench` runs
+ONNX Runtime alone), then OpenVINO on the file and `collage-assign{backend=tvm}` beside
+them, and times all of them in interleaved rounds (one call each, order rotated), with
+the process's thread policy. Prints each one's median in ms. In `benchmarks/run.py`,
+two equal sessions of light SqueezeNet ran 1.7x apart for a whole run; this is the
+smallest setting to look for that in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.pipeline import assign_module
+from collage_xdsl.runtime import Executable
+from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model", type=Path)
+    p.add_argument("--sessions", type=int, default=6)
+    p.add_argument("--rounds", type=int, default=30)
+    args = p.parse_args()
+    model = load_model(str(args.model))
+    inputs = random_inputs(model, 0)
+    policy = ThreadPolicy()
+    runs = {f"onnxruntime {i}": onnxruntime_session(args.model, model.input_names, policy)
+            for i in range(args.sessions)}
+    runs["openvino"] = openvino_model(args.model, policy)
+    runs["tvm"] = Executable(assign_module(model.module, "tvm"), threads=policy).run
+    names = list(runs)
+    for run in runs.values():
+        run(inputs)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            t0 = time.perf_counter()
+            runs[name](inputs)
+            samples[name].append(time.perf_counter() - t0)
+    for name, s in samples.items():
+        print(f"{name:<14} {statistics.median(s) * 1e3:8.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

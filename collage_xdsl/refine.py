@@ -20,8 +20,10 @@ worth of whole-model measurements per generation):
 1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
    each enabled backend alone (`collage-assign`: its own fusion; skipped, with the reason,
    when it lacks an op), then, with tvm enabled, each BYOC backend's greedy plan
-   (`collage-partition-for`). The best plan so far is the incumbent of the next; "faster"
-   is as for mutations below. Seeds are ordered by kind, not by estimated cost: the
+   (`collage-partition-for`). The best plan so far is the incumbent of the next; a seed
+   replaces it when faster with confidence (the ratio below 1 and the upper end of its
+   confidence interval below 1; no minimum gain: a baseline measured faster, even by 2%,
+   is one Collage must not lose to). Seeds are ordered by kind, not by estimated cost: the
    partition pass's estimator has no cost for their kernels (a graph compiler alone is
    one whole-model kernel, never a candidate), and getting one costs as much as the
    comparison. Alone seeds go first: one backend alone, a graph compiler's whole-model
@@ -429,7 +431,8 @@ class ModelLatency:
 class RefineOptions:
     """`budget_s`: wall seconds for the whole refinement (0: nothing is tried), or
     `"auto"` (see the module docstring); `seed`: the RNG seed ordering the mutations;
-    `min_gain`: how much faster (relative) a challenger must be to replace the incumbent."""
+    `min_gain`: how much faster (relative) a mutation must be to replace the incumbent (a
+    seed, a baseline Collage must not lose to, only needs to be faster with confidence)."""
 
     budget_s: float | str = 30.0
     seed: int = 0
@@ -649,7 +652,8 @@ class _Search:
         assert c.challenger_s is not None
         self.latest[challenger.key] = c.challenger_s
         record.vs_start = self.relative[incumbent.key] * c.ratio
-        if c.ratio < 1 - self.options.min_gain and (c.ratio_high is None or c.ratio_high < 1):
+        gain = 0.0 if kind == "seed" else self.options.min_gain
+        if c.ratio < 1 - gain and (c.ratio_high is None or c.ratio_high < 1):
             record.status = "accepted"
             self.relative[challenger.key] = record.vs_start
             return True

@@ -301,6 +301,24 @@ def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
     assert all(t.status in ("accepted", "rejected", "skipped") for t in seeds[1:])
 
 
+def test_a_seed_faster_by_less_than_the_minimum_gain_still_wins():
+    """Seeds are baselines: faster at all (with confidence) is enough; mutations need
+    min-gain."""
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+
+    def latency(plan):
+        if plan.origin == "tvm alone":
+            return 0.98
+        seed = "alone" in plan.origin or "greedy" in plan.origin
+        return 1.0 if seed or plan.origin == "start" else 0.975  # mutations: 2.5% or 0.5%
+
+    result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.03))
+    assert result.plan.origin == "tvm alone" and result.ratio == pytest.approx(0.98)
+    mutations = [t for t in result.trials if t.kind == "mutation"]
+    assert mutations and all(t.status == "rejected" for t in mutations)
+
+
 def test_the_measured_scorer_bounds_a_comparisons_timing():
     scorer = MeasuredScorer(lambda plan: "", [], rounds=15, sample_s=0.005)
     assert scorer.timing_seconds(0.09) == pytest.approx(2 * 60 * 0.09)  # max-rounds 60

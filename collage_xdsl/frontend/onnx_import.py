@@ -269,7 +269,8 @@ class OnnxImporter:
                 if not d.HasField("dim_value"):
                     raise self.error(
                         f"input '{info.name}' has symbolic dimension "
-                        f"'{d.dim_param or '?'}'; fix it with input_shapes={{'{info.name}': [...]}}"
+                        f"'{d.dim_param or '?'}'; fix it with input_shapes={{'{info.name}': [...]}} "
+                        f"(on the command line: --input-shape {info.name}:D1,D2,...)"
                     )
                 shape.append(d.dim_value)
         return TensorType(self.element_type(dtype, f"input '{info.name}'"), shape)

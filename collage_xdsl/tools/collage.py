@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError
 from collage_xdsl.inputs import random_arguments
-from collage_xdsl.tools.collage_opt import diagnostic_message, read_onnx
+from collage_xdsl.tools.collage_opt import diagnostic_message, parse_input_shapes, read_onnx
 from collage_xdsl.tools.collage_bench import add_bench
 from collage_xdsl.tools.collage_compile import add_compile, add_run_options
 from collage_xdsl.tools.collage_explain import add_explain
@@ -67,13 +67,15 @@ def _context() -> Context:
     return ctx
 
 
-def load_model(path: str | Path) -> LoadedModel:
-    """Import `path` (`.onnx`) or parse it (`.mlir`), verified, with input/output names."""
+def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> LoadedModel:
+    """Import `path` (`.onnx`, symbolic input dimensions fixed by `input_shapes`,
+    ``--input-shape`` values) or parse it (`.mlir`), verified, with input/output names."""
     path = Path(path)
     if not path.is_file():
         raise CollageError(f"{path}: no such file")
     if path.suffix == ".onnx":
-        module, proto = read_onnx(path.read_bytes(), str(path))
+        module, proto = read_onnx(path.read_bytes(), str(path),
+                                  parse_input_shapes(input_shapes))
         graph = proto.graph
         initializers = {t.name for t in graph.initializer}
         inputs = [i.name for i in graph.input if i.name not in initializers]
@@ -188,7 +190,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         model, execute = load_for_runtime(args)
     else:
-        model = load_model(args.model)
+        model = load_model(args.model, args.input_shape)
         execute = partial(run_module, model.module)
     if args.profile and not (Path(args.model).is_dir() or args.backends):
         raise CollageError("--profile times kernels: run an artifact or give --backends")

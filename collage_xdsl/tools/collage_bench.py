@@ -158,7 +158,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
                            "not negative")
     policy = ThreadPolicy()
-    model = load_model(args.model)
+    model = load_model(args.model, args.input_shape)
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
     configs, partitioned = configurations(args, model, policy)
     partition_line = kernel_summary(partitioned)

@@ -43,6 +43,8 @@ from collage_xdsl.pipeline import (
 
 
 def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str | None) -> None:
+    p.add_argument("--input-shape", action="append", metavar="NAME:D1,D2,...",
+                   help="fix the symbolic dimensions of an .onnx model's input (repeatable)")
     p.add_argument("--backends", default=backends_default, metavar="B1,B2,...",
                    help="backends to partition over (" + (
                        f"default {backends_default}" if backends_default else
@@ -134,7 +136,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from collage_xdsl.tools.collage import load_model
 
     options = partition_options(args)
-    model = load_model(args.model)
+    model = load_model(args.model, args.input_shape)
     partitioned = partition_module(model.module, options)
     out = save_artifact(args.output, partitioned.module, backends=list(options.backends),
                         estimator=options.estimator, inputs=model.input_names,
@@ -174,7 +176,7 @@ def load_for_runtime(args: argparse.Namespace):
 
     path = Path(args.model)
     if not path.is_dir():
-        model = load_model(path)
+        model = load_model(path, args.input_shape)
         executable = Executable(partition_module(model.module, partition_options(args)).module)
         return model, _executor(executable, args.profile)
     from collage_xdsl.artifact import backend_versions, load_artifact

@@ -31,7 +31,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from collage_xdsl.tools.collage import load_model
 
     options = partition_options(args)
-    partitioned = partition_module(load_model(args.model).module, options)
+    partitioned = partition_module(load_model(args.model, args.input_shape).module, options)
     refinement = (partitioned.refinement or {}).get("functions", [])
     if args.json:
         report = {**partitioned.report, "partition_seconds": partitioned.seconds}

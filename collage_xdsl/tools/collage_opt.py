@@ -2,6 +2,7 @@
 
     collage-opt model.onnx                              # import and print the graph IR
     collage-opt in.mlir -p 'collage-partition{backends=tvm,onnxruntime estimator=mock}'
+    collage-opt dynamic.onnx --input-shape input:1,3,224,224   # fix symbolic dimensions
 
 Everything of `xdsl-opt` (`-p` pipelines with options, `--split-input-file`,
 `--verify-diagnostics`, `--print-between-passes`, `--time-passes`, `--print-op-generic`)
@@ -57,9 +58,16 @@ class CollageOptMain(xDSLOptMain):
         super().register_all_frontends()
         self.available_frontends["onnx"] = self._parse_onnx
 
+    def register_all_arguments(self, arg_parser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--input-shape", action="append", metavar="NAME:D1,D2,...",
+            help="fix the symbolic dimensions of an .onnx model's input (repeatable)")
+
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
         """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
-        return read_onnx(io.read(), self.get_input_name())[0]
+        shapes = parse_input_shapes(self.args.input_shape)
+        return read_onnx(io.read(), self.get_input_name(), shapes)[0]
 
     def setup_pipeline(self):
         try:
@@ -76,8 +84,29 @@ class CollageOptMain(xDSLOptMain):
             raise PassFailedException(str(e)) from None
 
 
-def read_onnx(data: bytes, name: str) -> tuple[ModuleOp, onnx.ModelProto]:
-    """Import the serialized ONNX model `data` read from `name` (named in every error)."""
+def parse_input_shapes(specs: Sequence[str] | None) -> dict[str, list[int]] | None:
+    """``--input-shape NAME:D1,D2,...`` values (symbolic input dimensions fixed) as the
+    frontend's ``input_shapes``; None when there are none."""
+    if not specs:
+        return None
+    shapes: dict[str, list[int]] = {}
+    for spec in specs:
+        name, sep, dims = spec.rpartition(":")
+        try:
+            shape = [int(d) for d in dims.split(",")]
+        except ValueError:
+            shape = []
+        if not sep or not name or not shape or min(shape) < 1 or name in shapes:
+            raise CollageError(f"--input-shape: expected NAME:D1,D2,... with positive "
+                               f"dimensions, each input once, got {spec!r}")
+        shapes[name] = shape
+    return shapes
+
+
+def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None = None
+              ) -> tuple[ModuleOp, onnx.ModelProto]:
+    """Import the serialized ONNX model `data` read from `name` (named in every error),
+    with `input_shapes` fixing symbolic input dimensions."""
     import onnx
 
     from collage_xdsl.frontend import FrontendError, import_onnx
@@ -87,7 +116,7 @@ def read_onnx(data: bytes, name: str) -> tuple[ModuleOp, onnx.ModelProto]:
     except Exception as e:  # protobuf decode errors have no common base class
         raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
     try:
-        return import_onnx(model), model
+        return import_onnx(model, input_shapes), model
     except FrontendError as e:  # its message names the graph and node; add the file
         raise FrontendError(f"{name}: {e}") from None
 

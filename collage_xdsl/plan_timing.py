@@ -56,6 +56,7 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.walk import flatten
 from collage_xdsl.conditioning import RTOL
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
@@ -133,7 +134,7 @@ def _disagreements(outputs: Sequence, reference: Sequence, rtol: float, atol: fl
     reference's; an output of another shape is an error."""
     found = []
     for i, (got, want) in enumerate(zip(outputs, reference)):
-        for g, w in zip(_flat([got]), _flat([want])):
+        for g, w in zip(flatten([got]), flatten([want])):
             g, w = np.asarray(g), np.asarray(w)
             if g.shape != w.shape:
                 raise CollageError(f"output {i} disagrees with the start plan's (shape "
@@ -142,13 +143,6 @@ def _disagreements(outputs: Sequence, reference: Sequence, rtol: float, atol: fl
                 found.append((i, f"max difference {np.max(np.abs(g.astype(float) - w)):.3g}"))
                 break
     return found
-
-
-def _flat(values: Sequence) -> list:
-    flat: list = []
-    for v in values:
-        flat += _flat(v) if isinstance(v, tuple) else [v]
-    return flat
 
 
 def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int, first: int

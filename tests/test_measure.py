@@ -16,12 +16,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
-from xdsl.parser import Parser
 
 from collage_xdsl import measure, tensors
 from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import KernelRequest, random_inputs
@@ -31,12 +29,10 @@ from collage_xdsl.passes import partition as partition_pass
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.tensors import constant_op, tensor_type
 
+from ir_helpers import parse
+
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05)
 T = "tensor<4x8xf32>"
-
-
-def parse(src: str) -> ModuleOp:
-    return Parser(ir_context(), src).parse_module()
 
 
 def unary(op: str) -> ModuleOp:

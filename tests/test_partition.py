@@ -7,10 +7,8 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp
-from xdsl.parser import Parser
+from xdsl.dialects.func import CallOp
 
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, KernelOp
 from collage_xdsl.estimators import random_inputs
 from collage_xdsl.graph import DataflowGraph
@@ -19,6 +17,8 @@ from collage_xdsl.interpreter import run_function, run_module
 from collage_xdsl.partition import Kernel, PartitionError, coalesce, coalesce_costed, partition
 from collage_xdsl.passes.outline import outline_kernels
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+
+from ir_helpers import main_of, parse
 
 T = "tensor<2x3xf32>"
 BIN = f"({T}, {T}) -> {T}"
@@ -38,16 +38,6 @@ func.func @main(%x: {T}, %y: {T}) -> (tensor<4x3xf32>, {T}) {{
   func.return %k, %r : tensor<4x3xf32>, {T}
 }}
 """
-
-
-def parse(src: str) -> ModuleOp:
-    return Parser(ir_context(), src).parse_module()
-
-
-def main_of(module: ModuleOp) -> FuncOp:
-    func = module.body.block.first_op
-    assert isinstance(func, FuncOp)
-    return func
 
 
 def nodes(graph: DataflowGraph, *names: str) -> int:

@@ -17,15 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.parser import Parser
 
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.conditioning import SoftmaxRounding, ill_conditioned
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
@@ -54,6 +50,8 @@ from collage_xdsl.runtime import Executable
 from collage_xdsl.stats import median_ci
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
+from ir_helpers import main_of, parse
+
 _spec = importlib.util.spec_from_file_location(
     "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
 )
@@ -79,16 +77,6 @@ OP_COSTS = {"tvm": {"sigmoid": 1.0, "relu": 1.0, "tanh": 1.0},
 TRANSFER, LAUNCH = 0.5, 0.3
 CONFIGS = {"tvm": SubGraphConfig(max_exits=0, allow_taps=True, max_depth=8),
            "test": SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)}
-
-
-def parse(src: str) -> ModuleOp:
-    return Parser(ir_context(), src).parse_module()
-
-
-def main_of(module: ModuleOp) -> FuncOp:
-    func = module.body.block.first_op
-    assert isinstance(func, FuncOp)
-    return func
 
 
 def chain_space(test_ops=("sigmoid", "relu", "tanh")) -> MoveSpace:

@@ -264,12 +264,10 @@ def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: in
     and `collage_xdsl.additivity`'s side-by-side check (the kernels timed alone now)."""
     from collage_xdsl.additivity import check_additivity
     from collage_xdsl.runtime import Executable
-    from collage_xdsl.transitions import TransitionCosts, outlined_estimate
 
-    exe = Executable(plan.module, threads=policy)
-    costs = TransitionCosts.from_json(plan.report["functions"][0]["transitions"])
-    check = check_additivity(exe, inputs, costs, rounds=rounds)
-    estimate = outlined_estimate(exe.main, costs).total
+    check = check_additivity(Executable(plan.module, threads=policy), inputs,
+                             plan.transitions(), rounds=rounds)
+    estimate = check.estimate.total
     known = bool(np.isfinite(estimate))
     return {
         "estimate_ms": estimate * 1e3 if known else None,

@@ -38,8 +38,9 @@ class AdditivityCheck:
     """Kernel calls per run."""
     kernels_s: float
     """Median over rounds of the sum of the kernel calls timed alone."""
-    boundaries: PlanEstimate
-    """The boundary model's launches, crossings and base (its ``kernels`` part unused)."""
+    estimate: PlanEstimate
+    """`outlined_estimate` of the plan: the kernels' costs from the cost database (NaN
+    when one has none) and the boundary model's launches, crossings and base."""
     run_s: float
     """Median over rounds of the run."""
     ratio: MedianCI
@@ -47,8 +48,8 @@ class AdditivityCheck:
 
     @property
     def boundary_s(self) -> float:
-        b = self.boundaries
-        return b.launches + b.crossings + b.base
+        e = self.estimate
+        return e.launches + e.crossings + e.base
 
     @property
     def error(self) -> float:
@@ -91,8 +92,8 @@ def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
     kernel_calls = exe.kernel_calls(inputs)
     if not kernel_calls:
         raise CollageError(f"additivity check: @{exe.main.sym_name.data} calls no kernels")
-    boundaries = outlined_estimate(exe.main, costs)
-    extra = boundaries.launches + boundaries.crossings + boundaries.base
+    estimate = outlined_estimate(exe.main, costs)
+    extra = estimate.launches + estimate.crossings + estimate.base
     sums, runs, ratios = [], [], []
     for _ in range(rounds):
         alone = sum(_steady(lambda k=k: k.kernel(k.operands), calls) for k in kernel_calls)
@@ -100,5 +101,5 @@ def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
         sums.append(alone)
         runs.append(run)
         ratios.append((alone + extra) / run)
-    return AdditivityCheck(len(kernel_calls), median(sums), boundaries, median(runs),
+    return AdditivityCheck(len(kernel_calls), median(sums), estimate, median(runs),
                            median_ci(ratios))

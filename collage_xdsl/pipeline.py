@@ -28,6 +28,7 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.codegen import BACKENDS
 from collage_xdsl.errors import CollageError
+from collage_xdsl.transitions import NONE, TransitionCosts
 
 DEFAULT_BACKENDS = ("tvm", "onnxruntime", "openvino")
 
@@ -90,6 +91,11 @@ class Partitioned:
 
     def kernel_functions(self) -> list[FuncOp]:
         return kernel_functions(self.module)
+
+    def transitions(self) -> TransitionCosts:
+        """The boundary costs the partition used (one set for every function)."""
+        functions = self.report["functions"]
+        return TransitionCosts.from_json(functions[0]["transitions"]) if functions else NONE
 
 
 def kernel_functions(module: ModuleOp) -> list[FuncOp]:

@@ -99,11 +99,9 @@ def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: Threa
     partition used."""
     from collage_xdsl.additivity import check_additivity
     from collage_xdsl.runtime import Executable
-    from collage_xdsl.transitions import TransitionCosts
 
-    costs = TransitionCosts.from_json(partitioned.report["functions"][0]["transitions"])
-    return check_additivity(Executable(partitioned.module, threads=policy), inputs, costs,
-                            rounds=rounds)
+    return check_additivity(Executable(partitioned.module, threads=policy), inputs,
+                            partitioned.transitions(), rounds=rounds)
 
 
 def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: list[str],

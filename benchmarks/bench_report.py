@@ -37,10 +37,14 @@ def summarize(models: dict[str, dict]) -> dict:
     summary: dict = {"ratio": {}, "additive_error": {}}
     for config in RATIO_CONFIGS:
         ratios = [e["ratio"]["median"] for m in models.values() if (e := _ok(m, config))]
+        first = [e["first_ratio"]["median"] for m in models.values()
+                 if (e := _ok(m, config)) and "first_ratio" in e]
         summary["ratio"][config] = {
             "models": len(ratios),
             "geomean": geomean(ratios) if ratios else None,
             "above_1.02": sum(r > ABOVE for r in ratios),
+            "first_call": {"models": len(first), "geomean": geomean(first) if first else None,
+                           "above_1.02": sum(r > ABOVE for r in first)},
         }
     summary["vs_greedy"] = {}
     for config in PAIRS:
@@ -147,8 +151,12 @@ def summary_lines(results: dict) -> list[str]:
             continue
         goal = (f" (goal <= {GOALS['geomean']}x, none above {ABOVE}x)"
                 if config == "collage" else "")
+        first = r.get("first_call", {})
+        cold = (f"; first call after the other configurations: geomean "
+                f"{first['geomean']:.3f}x, {first['above_1.02']} above {ABOVE}x"
+                if first.get("geomean") is not None else "")
         lines.append(f"{config}: geomean ratio {r['geomean']:.3f}x over {r['models']} models, "
-                     f"{r['above_1.02']} above {ABOVE}x{goal}")
+                     f"{r['above_1.02']} above {ABOVE}x{goal}{cold}")
     for config, r in s.get("vs_greedy", {}).items():
         if r["models"]:
             lines.append(f"{config}: geomean {r['geomean']:.3f}x of {PAIRS[config]} over "
@@ -184,7 +192,9 @@ def notes(results: dict) -> list[str]:
 
 
 def _header(results: dict) -> str:
-    return (f"{results['host']}; {results['threads']} threads; {results['rounds']} rounds; "
+    sample = (f"; samples of {results['sample_ms']:g} ms after a first call"
+              if "sample_ms" in results else "; one call per sample")
+    return (f"{results['host']}; {results['threads']} threads; {results['rounds']} rounds{sample}; "
             f"refine budget {_budget(results['refine_budget'])}; tvm-tune {results['tvm_tune']}; "
             f"{results['date']}")
 

@@ -1,8 +1,10 @@
 """Interleaved timing of a model's configurations: warm-up, slow configurations, rounds.
 
     timing = time_interleaved(runs, inputs, singles=("onnxruntime", "openvino", "tvm"),
-                              rounds=30, warmup=2, slow_factor=10, slow_rounds=3)
-    timing.samples["collage"][r]    # seconds of round r, or None (not timed in round r)
+                              rounds=30, warmup=2, slow_factor=10, slow_rounds=3,
+                              sample_s=0.005)
+    timing.samples["collage"][r]    # steady-state seconds per call in round r, or None
+    timing.first["collage"][r]      # its first call of round r, after the others ran
 
 Warm-up: `warmup` calls of every configuration, interleaved. After the first warm-up
 round, a configuration whose warm-up call took more than `slow_factor` times the fastest
@@ -11,9 +13,17 @@ single backend's is *slow*: it makes no more warm-up calls and is timed in only
 samples has a same-round sample of every other configuration). Untuned TVM on big
 convolutions (seconds per call on VGG-19) would otherwise dominate the run.
 
-Round r calls every configuration timed in that round once, in the configuration order
-rotated by r, so none always runs first or right after the same neighbour. A configuration
-that raises is dropped from the remaining rounds and reported in `failures`.
+Round r takes one sample of every configuration timed in that round, in the configuration
+order rotated by r, so none always runs first or right after the same neighbour. A sample
+is the configuration's steady-state latency, measured the way refinement's comparisons
+(`collage_xdsl.plan_timing`) and the estimator's kernel timings are: one call (timed
+separately as `first`: the latency right after the other configurations ran, caches
+holding their weights), then the mean of `calls` calls, enough to last `sample_s` (from
+the fastest warm-up call; 1 for slow configurations). One call per round alone measured
+a context instead of the model: the transformer encoder's 16-kernel plan took 1.31 ms
+repeated and 1.61-1.89 ms right after four other configurations, ONNX Runtime alone
+1.39 and 1.47-1.60 ms, so the two swapped places. A configuration that raises is
+dropped from the remaining rounds and reported in `failures`.
 """
 
 from __future__ import annotations
@@ -24,13 +34,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from collage_xdsl.sampling import calls_per_sample, take_sample
+
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
 
 @dataclass
 class Timing:
     samples: dict[str, list[float | None]]
-    """Per configuration, the seconds of each round (None where it was not timed)."""
+    """Per configuration, the steady-state seconds per call of each round (None where it
+    was not timed)."""
+    first: dict[str, list[float | None]]
+    """Per configuration, the seconds of its first call of each round."""
+    calls: dict[str, int] = field(default_factory=dict)
+    """Per configuration, the timed calls of a sample."""
     slow: set[str] = field(default_factory=set)
     warmup_seconds: dict[str, float] = field(default_factory=dict)
     """The first warm-up call of each configuration."""
@@ -53,18 +70,24 @@ def slow_round_indices(rounds: int, slow_rounds: int) -> set[int]:
 
 def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
                      singles: Sequence[str], rounds: int, warmup: int,
-                     slow_factor: float, slow_rounds: int) -> Timing:
+                     slow_factor: float, slow_rounds: int, sample_s: float = 0.005
+                     ) -> Timing:
     """Warm up, classify slow configurations, then time `rounds` interleaved rounds."""
     names = list(runs)
-    timing = Timing({name: [None] * rounds for name in names})
+    timing = Timing({name: [None] * rounds for name in names},
+                    {name: [None] * rounds for name in names})
+    fastest_call: dict[str, float] = {}
+
+    def fail(name: str, e: Exception) -> None:
+        timing.failures[name] = failure_reason(e)
+        names.remove(name)
 
     def call(name: str) -> float | None:
         started = time.perf_counter()
         try:
             runs[name](inputs)
         except Exception as e:  # a backend crashing on one model must not end the run
-            timing.failures[name] = failure_reason(e)
-            names.remove(name)
+            fail(name, e)
             return None
         return time.perf_counter() - started
 
@@ -73,17 +96,28 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
             seconds = call(name)
             if w == 0 and seconds is not None:
                 timing.warmup_seconds[name] = seconds
+            if seconds is not None:
+                fastest_call[name] = min(seconds, fastest_call.get(name, seconds))
         if w == 0:
             timed_singles = [timing.warmup_seconds[n] for n in singles if n in names]
             if timed_singles:
                 fastest = min(timed_singles)
                 timing.slow = {n for n in names
                                if timing.warmup_seconds[n] > slow_factor * fastest}
+    timing.calls = {n: 1 if n in timing.slow or n not in fastest_call
+                    else calls_per_sample(sample_s, fastest_call[n])
+                    for n in names}
     slow_indices = slow_round_indices(rounds, slow_rounds)
     for r in range(rounds):
         order = [n for n in names if n not in timing.slow or r in slow_indices]
         shift = r % len(order) if order else 0
         for name in order[shift:] + order[:shift]:
-            if name in names:
-                timing.samples[name][r] = call(name)
+            if name not in names:
+                continue
+            try:
+                sample = take_sample(lambda: runs[name](inputs), timing.calls[name])
+            except Exception as e:  # a backend crashing on one model must not end the run
+                fail(name, e)
+                continue
+            timing.first[name][r], timing.samples[name][r] = sample.first, sample.steady
     return timing

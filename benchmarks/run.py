@@ -3,7 +3,8 @@
     python benchmarks/run.py [--models mnist_cnn,mlp,...] [--rounds 30] [--work DIR]
                              [--out DIR] [--refine-budget S|auto] [--additivity-rounds N]
                              [--threads N] [--max-depth N]
-                             [--warmup N] [--slow-factor F] [--slow-rounds N] [--seed N]
+                             [--warmup N] [--sample-ms MS] [--slow-factor F]
+                             [--slow-rounds N] [--seed N]
                              [--tvm-tune none|metaschedule]
 
 Models (`benchmarks/bench_models.py`; default all twelve): `mnist_cnn`, `mlp`,
@@ -29,9 +30,12 @@ Per model:
    to build, disagrees or crashes is reported as failed with the reason, and the others
    go on.
 3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
-   one call of each configuration per round in a rotated order; configurations more
-   than `--slow-factor` times slower than the fastest single backend in warm-up are
-   timed in `--slow-rounds` rounds only (marked `*`).
+   one sample of each configuration per round in a rotated order: its steady-state
+   latency (a first call, then the mean of enough calls to last `--sample-ms`), as
+   refinement and the estimator time plans and kernels; the first call, right after
+   the other configurations ran, is kept as well ("first call" ratios). Configurations
+   more than `--slow-factor` times slower than the fastest single backend in warm-up
+   are timed in `--slow-rounds` rounds only (marked `*`).
 4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single
    backend with the lowest median; every configuration's per-round ratio to it
    (t_config[r] / t_best[r]), their median and its 95% order-statistic confidence
@@ -223,7 +227,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
 
     progress(f"{name}: timing {', '.join(runs)} ({args.rounds} rounds)")
     timing = time_interleaved(runs, inputs, SINGLES, args.rounds, args.warmup,
-                              args.slow_factor, args.slow_rounds)
+                              args.slow_factor, args.slow_rounds, args.sample_ms / 1e3)
     for config, reason in timing.failures.items():
         configs[config] = {"status": "failed", "reason": reason}
         del runs[config]
@@ -235,6 +239,8 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         timed = [s for s in samples if s is not None]
         ratios = per_round_ratios(samples, timing.samples[best])
         ci = median_ci(ratios)
+        first = [s for s in timing.first[config] if s is not None]
+        first_ci = median_ci(per_round_ratios(timing.first[config], timing.first[best]))
         configs[config] = {
             "status": "ok", "reason": None, "slow": config in timing.slow,
             "rounds": len(timed),
@@ -245,6 +251,10 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             "samples_ms": [None if s is None else s * 1e3 for s in samples],
             "ratio": {"median": ci.median, "low": ci.low, "high": ci.high,
                       "coverage": ci.coverage, "n": ci.n, "per_round": ratios},
+            "calls": timing.calls[config],
+            "first_median_ms": median(first) * 1e3,
+            "first_ratio": {"median": first_ci.median, "low": first_ci.low,
+                            "high": first_ci.high},
         }
     for config, greedy in PAIRS.items():
         if config in runs and greedy in runs:
@@ -309,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
     p.add_argument("--warmup", type=int, default=2,
                    help="warm-up calls of each configuration (default 2, at least 1)")
+    p.add_argument("--sample-ms", type=float, default=5.0, metavar="MS",
+                   help="a sample is a first call, then the mean of enough calls to last "
+                        "MS milliseconds (default 5, as refinement's; 0: one call after the first)")
     p.add_argument("--work", type=Path, default=DEFAULT_WORK, metavar="DIR",
                    help="models and cost databases (default benchmarks/work)")
     p.add_argument("--out", type=Path, metavar="DIR",
@@ -343,6 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> None:
     if args.rounds < 1 or args.warmup < 1 or args.slow_rounds < 1:
         raise CollageError("--rounds, --warmup and --slow-rounds must be at least 1")
+    if not 0 <= args.sample_ms < float("inf"):
+        raise CollageError(f"--sample-ms must be a number of milliseconds >= 0, got "
+                           f"{args.sample_ms}")
     if args.slow_factor <= 1:
         raise CollageError(f"--slow-factor must be above 1, got {args.slow_factor}")
     if args.additivity_rounds < 1:
@@ -381,6 +397,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         "threads": policy.threads,
         "rounds": args.rounds,
         "warmup": args.warmup,
+        "sample_ms": args.sample_ms,
         "slow_factor": args.slow_factor,
         "slow_rounds": args.slow_rounds,
         "refine_budget": args.refine_budget,

@@ -24,7 +24,9 @@ note. `explain` runs in the parent, on each disagreement (`SoftmaxRounding` inte
 the function once, at the first).
 
 Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
-being the mean of enough calls to last `sample_s`. The ratio is the median of the
+(`collage_xdsl.sampling`) being the mean of enough calls to last `sample_s` after one
+untimed call: the plan's steady-state latency, not what the other plan left in the
+caches. The ratio is the median of the
 per-round ratios, which cancels load that other processes put on the machine as long as it
 changes more slowly than a round; the latencies are the medians of the samples. After
 `rounds` rounds, more are timed (half as many again each time, up to `max_rounds`) while
@@ -41,7 +43,6 @@ running into the deadline makes the comparison unfinished.
 
 from __future__ import annotations
 
-import math
 import os
 import pickle
 import signal
@@ -61,6 +62,7 @@ from collage_xdsl.conditioning import RTOL
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.refine import Comparison, Plan, Scorer
+from collage_xdsl.sampling import calls_per_sample, take_sample
 from collage_xdsl.stats import median_ci
 from collage_xdsl.tensors import weight_store
 from collage_xdsl.workers import WorkerProcess, WorkerStartError, incoming
@@ -68,9 +70,6 @@ from collage_xdsl.workers import WorkerProcess, WorkerStartError, incoming
 RuntimeCompileHook = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
 """``compile(backend, kernel_func, policy)``, `collage_xdsl.codegen.compile_kernel`'s
 signature; runs in the worker, so it must be a module-level function."""
-
-MAX_CALLS = 1000
-"""Most calls in one timing sample."""
 
 
 @dataclass(frozen=True)
@@ -147,16 +146,13 @@ def _disagreements(outputs: Sequence, reference: Sequence, rtol: float, atol: fl
 
 def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int, first: int
                 ) -> tuple[list[float], list[float]]:
-    """Seconds per call of `a` and `b`, one sample each per round, alternating order
-    (round `first` of the comparison first)."""
+    """Steady seconds per call of `a` and `b`, one sample each per round, alternating
+    order (round `first` of the comparison first)."""
     samples: tuple[list[float], list[float]] = ([], [])
     for r in range(first, first + rounds):
         for which in ((0, 1) if r % 2 == 0 else (1, 0)):
             exe = (a, b)[which]
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                exe.run(inputs)
-            samples[which].append((time.perf_counter() - t0) / calls)
+            samples[which].append(take_sample(lambda: exe.run(inputs), calls).steady)
     return samples
 
 
@@ -230,9 +226,9 @@ class MeasuredScorer(Scorer):
         return Comparison(1.0, seconds, seconds)
 
     def timing_seconds(self, run_s: float) -> float:
-        """Both plans timed in every round up to `max_rounds`, each sample of at least
-        `sample_s`."""
-        return 2 * self.max_rounds * max(run_s, self.sample_s)
+        """Both plans timed in every round up to `max_rounds`, each sample an untimed run
+        and at least `sample_s` of timed ones."""
+        return 2 * self.max_rounds * (run_s + max(run_s, self.sample_s))
 
     def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
         a, b = self._id(incumbent), self._id(challenger)
@@ -244,7 +240,7 @@ class MeasuredScorer(Scorer):
         assert self._first is not None
         try:
             tb = self._load(challenger, b, {self._first, a, b}, deadline)
-            calls = max(1, min(MAX_CALLS, math.ceil(self.sample_s / max(min(ta, tb), 1e-9))))
+            calls = calls_per_sample(self.sample_s, min(ta, tb))
             sa: list[float] = []
             sb: list[float] = []
             batch = self.rounds

@@ -93,16 +93,40 @@ def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
     runs = {"fast": config("fast"), "slow": config("slow", 0.2), "other": config("other"),
             "flaky": config("flaky", fail=True)}
     timing = time_interleaved(runs, [], singles=["fast"], rounds=6, warmup=2,
-                              slow_factor=10, slow_rounds=2)
+                              slow_factor=10, slow_rounds=2, sample_s=0.0)
     assert timing.slow == {"slow"}
     assert timing.failures == {"flaky": "RuntimeError: backend crashed"}
-    # warm-up: all four, then all but the slow one; round 0: no rotation, round 1: by one
+    # warm-up: all four, then all but the slow one; round 0: no rotation, round 1: by one;
+    # a sample: a first call, then one timed call (sample_s 0)
     assert calls[:7] == ["fast", "slow", "other", "flaky", "fast", "other", "flaky"]
-    assert calls[7:11] == ["fast", "slow", "other", "flaky"]
-    assert calls[11:13] == ["other", "fast"]  # flaky dropped after its failure
+    assert calls[7:14] == ["fast", "fast", "slow", "slow", "other", "other", "flaky"]
+    assert calls[14:18] == ["other", "other", "fast", "fast"]  # flaky dropped after failing
     assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
                                                                True, False, False]
     assert all(s is not None for s in timing.samples["fast"])
+
+
+def test_a_sample_is_the_steady_state_after_a_first_call():
+    calls = []
+
+    def config(name, first_s):
+        def run(inputs):
+            if calls[-1:] != [name]:  # right after another configuration: slow
+                time.sleep(first_s)
+            calls.append(name)
+            return []
+        return run
+
+    runs = {"cold": config("cold", 0.03), "warm": config("warm", 0.0),
+            "other": config("other", 0.0)}
+    timing = time_interleaved(runs, [], singles=["warm"], rounds=4, warmup=1,
+                              slow_factor=1e9, slow_rounds=1, sample_s=0.004)
+    assert timing.calls["cold"] == 1 and timing.calls["warm"] > 10  # from warm-up calls
+    assert all(f > 0.025 for f in timing.first["cold"])
+    assert all(s < 0.01 for s in timing.samples["cold"])  # the first call is not in it
+    burst = calls[3:]  # after warm-up: per round, a first call, then the timed burst
+    assert burst[:2] == ["cold", "cold"] and burst[2:3 + timing.calls["warm"]] == \
+        ["warm"] * (1 + timing.calls["warm"])
 
 
 # ---------------------------------------------------------------------------
@@ -174,6 +198,7 @@ def test_unknown_model_is_exit_2_without_traceback():
     (["--refine-budget", "-1"], "--refine-budget must be auto or a number of seconds >= 0"),
     (["--refine-budget", "soon"], "--refine-budget must be auto or a number of seconds >= 0"),
     (["--additivity-rounds", "0"], "--additivity-rounds must be at least 1"),
+    (["--sample-ms", "-1"], "--sample-ms must be a number of milliseconds >= 0, got -1.0"),
     (["--models", "mlp,mlp"], "names a model twice"),
 ])
 def test_bad_options(capsys, tmp_path, argv, message):
@@ -224,10 +249,17 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     best = mlp["best_single"]
     assert best in SINGLES
     assert mlp["configs"][best]["ratio"]["per_round"] == [1.0] * 3
+    assert results["sample_ms"] == 5.0
     for name, config in mlp["configs"].items():
         assert len(config["samples_ms"]) == 3
         r = config["ratio"]
         assert r["low"] <= r["median"] <= r["high"]
+        # tens of microseconds a call: a 5 ms sample is many calls; the first call apart
+        assert config["calls"] > 1 and config["first_median_ms"] > 0
+        assert config["first_ratio"]["low"] <= config["first_ratio"]["median"]
+    first = results["summary"]["ratio"]["collage"]["first_call"]
+    assert first["models"] == 1 and first["geomean"] > 0
+    assert "first call after the other configurations: geomean" in printed
     cold = json.loads((work / "costs" / "mlp.cold.json").read_text())["seconds"]
     assert mlp["partition"]["cold_seconds"] == cold > 0
     assert mlp["partition"]["warm"]["estimates"] == 0

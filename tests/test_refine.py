@@ -34,7 +34,7 @@ from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels, variant_builder
 from collage_xdsl.pipeline import PartitionOptions, partition_module
-from collage_xdsl.plan_timing import MeasuredScorer
+from collage_xdsl.plan_timing import MeasuredScorer, _interleave
 from collage_xdsl.refine import (
     AUTO_CAP_S,
     AUTO_MIN_S,
@@ -309,8 +309,29 @@ def test_a_seed_faster_by_less_than_the_minimum_gain_still_wins():
 
 def test_the_measured_scorer_bounds_a_comparisons_timing():
     scorer = MeasuredScorer(lambda plan: "", [], rounds=15, sample_s=0.005)
-    assert scorer.timing_seconds(0.09) == pytest.approx(2 * 60 * 0.09)  # max-rounds 60
-    assert scorer.timing_seconds(1e-6) == pytest.approx(2 * 60 * 0.005)  # samples >= 5 ms
+    # max-rounds 60; a sample: an untimed run, then timed ones of at least 5 ms
+    assert scorer.timing_seconds(0.09) == pytest.approx(2 * 60 * (0.09 + 0.09))
+    assert scorer.timing_seconds(1e-6) == pytest.approx(2 * 60 * (1e-6 + 0.005))
+
+
+def test_a_timed_sample_follows_an_untimed_call():
+    """Each sample is the steady state: one untimed call absorbs what the other plan left
+    in the caches, then `calls` timed calls (here the first call of a plan is slow)."""
+    log = []
+
+    class Plan:
+        def __init__(self, name, first_s):
+            self.name, self.first_s = name, first_s
+
+        def run(self, inputs):
+            log.append(self.name)
+            if log[-2:-1] != [self.name]:  # the first call after the other plan
+                time.sleep(self.first_s)
+
+    a, b = Plan("a", 0.05), Plan("b", 0.0)
+    sa, sb = _interleave(a, b, [], calls=2, rounds=2, first=0)
+    assert log == ["a"] * 3 + ["b"] * 3 + ["b"] * 3 + ["a"] * 3
+    assert len(sa) == len(sb) == 2 and max(sa) < 0.01  # the slow first calls are untimed
 
 
 def test_an_explicit_budget_is_not_extended():

@@ -10,9 +10,10 @@ configuration: for `onnxruntime` and `openvino` one session over the whole ONNX 
 uses the process's `ThreadPolicy` (same threads, ONNX Runtime spinning off).
 
 Each configuration is warmed up, its outputs are checked against the first one's (a
-mismatch is an error), then the configurations are timed side by side: one call each
+mismatch is an error), then the configurations are timed side by side: one sample each
 per round, in an order rotated every round, for `--rounds` rounds; the figure is the
-median. `--json` prints one object whose `configs` maps each configuration to
+median. A sample is the steady-state latency (`collage_xdsl.sampling`): after a first
+call, the mean of calls enough to last 5 ms. `--json` prints one object whose `configs` maps each configuration to
 `{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
 checks the additive cost model on Collage's plan (`collage_xdsl.additivity`: its kernel
 calls timed alone plus the boundary costs, against the run, side by side) and prints the
@@ -33,6 +34,7 @@ from collage_xdsl.additivity import AdditivityCheck
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
+from collage_xdsl.sampling import calls_per_sample, take_sample
 from collage_xdsl.tools.collage_compile import (
     add_partition_options,
     kernel_summary,
@@ -119,18 +121,23 @@ def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: li
 
 
 def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
-            warmup: int) -> dict[str, list[float]]:
-    """Seconds per call of each configuration, interleaved: one call each per round."""
+            warmup: int, sample_s: float = 0.005) -> dict[str, list[float]]:
+    """Steady seconds per call of each configuration (`collage_xdsl.sampling`: calls
+    enough to last `sample_s` after a first call), interleaved: one sample each per
+    round."""
     names = list(configs)
-    for _ in range(warmup):
+    fastest = {name: float("inf") for name in names}
+    for _ in range(max(warmup, 1)):
         for name in names:
+            t0 = time.perf_counter()
             configs[name](inputs)
+            fastest[name] = min(fastest[name], time.perf_counter() - t0)
+    calls = {name: calls_per_sample(sample_s, fastest[name]) for name in names}
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
-            t0 = time.perf_counter()
-            configs[name](inputs)
-            samples[name].append(time.perf_counter() - t0)
+            run = configs[name]
+            samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
     return samples
 
 
@@ -194,7 +201,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
     add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls each (default 3)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls each (default 3; the fastest sizes the samples)")
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--rtol", type=float, default=1e-3,

@@ -1,0 +1,48 @@
+"""One latency sample of a model run: the steady state after a first call.
+
+    calls = calls_per_sample(0.005, fastest_call_s)   # enough calls to last 5 ms
+    sample = take_sample(lambda: exe.run(inputs), calls)
+    sample.first    # seconds of the first call, right after whatever ran before
+    sample.steady   # mean seconds of the `calls` calls after it
+
+Refinement's comparisons (`collage_xdsl.plan_timing`), `collage bench` and the benchmark
+suite all time plans this way, as the measured estimator times kernels (warm-up, then
+repeated calls): the first call pays for what the previous plan left in the caches, the
+calls after it show the plan itself. One call per sample measured a context instead of
+the model: on the transformer encoder, a 16-kernel plan took 1.31 ms repeated and
+1.61-1.89 ms right after four other configurations ran, ONNX Runtime alone 1.39 and
+1.47-1.60 ms, so the two swapped places.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_CALLS = 1000
+"""The most calls of a sample (a sample of a microsecond-scale kernel stays short)."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    first: float
+    """Seconds of the first call."""
+    steady: float
+    """Mean seconds per call of the calls after it."""
+
+
+def calls_per_sample(sample_s: float, call_s: float) -> int:
+    """Calls of `call_s` seconds each that last at least `sample_s` (1 to MAX_CALLS)."""
+    return max(1, min(MAX_CALLS, math.ceil(sample_s / max(call_s, 1e-9))))
+
+
+def take_sample(call: Callable[[], object], calls: int) -> Sample:
+    """One first call, then `calls` timed together."""
+    t0 = time.perf_counter()
+    call()
+    t1 = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return Sample(t1 - t0, (time.perf_counter() - t1) / calls)

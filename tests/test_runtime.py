@@ -22,6 +22,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
+from collage_xdsl import runtime
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.interpreter import run_module
@@ -238,6 +239,31 @@ def test_inputs_that_do_not_fit_are_errors(example):
         exe.run(feeds + feeds)
     with pytest.raises(ExecutionError, match=r"input 0 must be float32\[1, 784\], got float64"):
         exe.run([feeds[0].astype(np.float64)])
+
+
+def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
+    """One kernel on @main's arguments returning its results: `run` skips the step loop,
+    with the same outputs and the same error for a kernel failing at run time."""
+    module, feeds, want, _ = example("mlp")
+    exe = Executable(assign_module(module, "onnxruntime"))
+    assert exe._whole is not None
+    direct = exe.run(feeds)
+    stepped, _ = exe.run(feeds, profile=True)  # the step loop
+    assert_matches(direct, want)
+    np.testing.assert_array_equal(direct[0], stepped[0])
+
+    class Broken:
+        backend = "onnxruntime"
+
+        def __call__(self, inputs):
+            raise RuntimeError("session lost")
+
+    monkeypatch.setattr(runtime, "compiled_kernel", lambda func, backend, policy: Broken())
+    broken = Executable(assign_module(module, "onnxruntime"))
+    for profile in (False, True):
+        with pytest.raises(ExecutionError, match=r"onnxruntime kernel @\w+: RuntimeError: "
+                                                 r"session lost"):
+            broken.run(feeds, profile=profile)
 
 
 def test_a_kernel_without_backend_is_an_error():

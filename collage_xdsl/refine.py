@@ -689,6 +689,7 @@ class _Search:
             self.result.stopped = ("budget" if c.unfinished else
                                    f"{start.origin} could not be measured: {c.reason}")
             return False
+        self.latest[start.key] = c.incumbent_s  # one run; comparisons replace it
         if self.options.budget_s == AUTO:
             per_plan = self.result.load_s + self.scorer.timing_seconds(c.incumbent_s or 0.0)
             self.set_budget(min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 2) * per_plan)))

@@ -289,6 +289,21 @@ def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
     assert all(t.status in ("accepted", "rejected", "skipped") for t in seeds[1:])
 
 
+def test_the_start_plans_load_gives_its_latency_when_no_comparison_finishes():
+    class Unfinished(Scorer):
+        def load(self, plan, deadline):
+            return Comparison(1.0, 0.004, 0.004)
+
+        def compare(self, incumbent, challenger, deadline):
+            return Comparison.failed("the budget ran out", unfinished=True)
+
+    space = chain_space()
+    result = refine(space, kernels(space.graph, *BAD_START), Unfinished(),
+                    RefineOptions(budget_s=10))
+    assert result.plan is result.start and result.start_ms == result.final_ms == 4.0
+    assert result.summary("main").startswith("collage-refine @main: start 4 ms,")
+
+
 def test_a_seed_faster_by_less_than_the_minimum_gain_still_wins():
     """Seeds are baselines: faster at all (with confidence) is enough; mutations need
     min-gain."""

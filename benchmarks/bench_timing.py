@@ -19,7 +19,8 @@ is the configuration's steady-state latency, measured the way refinement's compa
 (`collage_xdsl.plan_timing`) and the estimator's kernel timings are: one call (timed
 separately as `first`: the latency right after the other configurations ran, caches
 holding their weights), then the mean of `calls` calls, enough to last `sample_s` (from
-the fastest warm-up call; 1 for slow configurations). One call per round alone measured
+the fastest of the warm-up calls and one more after them, so a slow first call cannot
+make a sample one call; 1 for slow configurations). One call per round alone measured
 a context instead of the model: the transformer encoder's 16-kernel plan took 1.31 ms
 repeated and 1.61-1.89 ms right after four other configurations, ONNX Runtime alone
 1.39 and 1.47-1.60 ms, so the two swapped places. A configuration that raises is
@@ -104,6 +105,10 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
                 fastest = min(timed_singles)
                 timing.slow = {n for n in names
                                if timing.warmup_seconds[n] > slow_factor * fastest}
+    for name in [n for n in names if n not in timing.slow]:  # warm now: sizes the samples
+        seconds = call(name)
+        if seconds is not None:
+            fastest_call[name] = min(seconds, fastest_call[name])
     timing.calls = {n: 1 if n in timing.slow or n not in fastest_call
                     else calls_per_sample(sample_s, fastest_call[n])
                     for n in names}

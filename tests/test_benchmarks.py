@@ -96,11 +96,12 @@ def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
                               slow_factor=10, slow_rounds=2, sample_s=0.0)
     assert timing.slow == {"slow"}
     assert timing.failures == {"flaky": "RuntimeError: backend crashed"}
-    # warm-up: all four, then all but the slow one; round 0: no rotation, round 1: by one;
-    # a sample: a first call, then one timed call (sample_s 0)
+    # warm-up: all four, then all but the slow one; a sizing call of each but the slow one;
+    # round 0: no rotation, round 1: by one; a sample: a first call, then one timed call
     assert calls[:7] == ["fast", "slow", "other", "flaky", "fast", "other", "flaky"]
-    assert calls[7:14] == ["fast", "fast", "slow", "slow", "other", "other", "flaky"]
-    assert calls[14:18] == ["other", "other", "fast", "fast"]  # flaky dropped after failing
+    assert calls[7:10] == ["fast", "other", "flaky"]  # one more call each sizes the samples
+    assert calls[10:16] == ["fast", "fast", "slow", "slow", "other", "other"]
+    assert calls[16:20] == ["other", "other", "fast", "fast"]  # flaky dropped after failing
     assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
                                                                True, False, False]
     assert all(s is not None for s in timing.samples["fast"])
@@ -124,7 +125,7 @@ def test_a_sample_is_the_steady_state_after_a_first_call():
     assert timing.calls["cold"] == 1 and timing.calls["warm"] > 10  # from warm-up calls
     assert all(f > 0.025 for f in timing.first["cold"])
     assert all(s < 0.01 for s in timing.samples["cold"])  # the first call is not in it
-    burst = calls[3:]  # after warm-up: per round, a first call, then the timed burst
+    burst = calls[6:]  # after warm-up and sizing: per round, a first call, then the burst
     assert burst[:2] == ["cold", "cold"] and burst[2:3 + timing.calls["warm"]] == \
         ["warm"] * (1 + timing.calls["warm"])
 

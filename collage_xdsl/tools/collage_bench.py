@@ -126,13 +126,14 @@ def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
     enough to last `sample_s` after a first call), interleaved: one sample each per
     round."""
     names = list(configs)
-    fastest = {name: float("inf") for name in names}
-    for _ in range(max(warmup, 1)):
+    for _ in range(warmup):
         for name in names:
-            t0 = time.perf_counter()
             configs[name](inputs)
-            fastest[name] = min(fastest[name], time.perf_counter() - t0)
-    calls = {name: calls_per_sample(sample_s, fastest[name]) for name in names}
+    calls = {}
+    for name in names:  # one timed call each sizes the samples
+        t0 = time.perf_counter()
+        configs[name](inputs)
+        calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
@@ -201,7 +202,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
     add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls each (default 3; the fastest sizes the samples)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls each (default 3); one more sizes the samples")
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--rtol", type=float, default=1e-3,

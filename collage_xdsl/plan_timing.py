@@ -26,10 +26,10 @@ the function once, at the first).
 Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
 (`collage_xdsl.sampling`) being the mean of enough calls to last `sample_s` after one
 untimed call: the plan's steady-state latency, not what the other plan left in the
-caches. The ratio is the median of the
-per-round ratios, which cancels load that other processes put on the machine as long as it
-changes more slowly than a round; the latencies are the medians of the samples. After
-`rounds` rounds, more are timed (half as many again each time, up to `max_rounds`) while
+caches. The ratio is the median of the per-round ratios, which cancels load that other
+processes put on the machine as long as it changes more slowly than a round; the
+latencies are the medians of the samples. After `rounds` rounds, more are timed (half as
+many again each time, up to `max_rounds`) while
 the 95% confidence interval of the median ratio (`collage_xdsl.stats.median_ci`:
 distribution-free, from order statistics) is wider than `precision` either side; its upper
 end is the comparison's `ratio_high`. The worker keeps the executables of the first

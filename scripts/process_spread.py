@@ -4,8 +4,8 @@
 
 Starts `--processes` fresh Python processes one after another; each times ONNX Runtime
 and OpenVINO on the whole ONNX file (as `collage bench` runs them alone) in interleaved
-rounds of steady-state samples (`collage_xdsl.sampling`, 5 ms each), with the process's
-thread policy, and prints both medians and the median per-round ratio
+rounds of steady-state samples (`collage bench`'s `measure`: 5 ms each), with the
+process's thread policy, and prints both medians and the median per-round ratio
 ONNX Runtime / OpenVINO. On the MNIST CNN, five processes in a row gave 0.89-0.91
 (ONNX Runtime 35-39 us) and six processes a few minutes later 1.16-1.18 (27 us): the
 faster backend changes with the machine's state, so refinement (deciding at one time)
@@ -18,32 +18,21 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 
 def one_process(model_path: Path, rounds: int) -> str:
     """Time both backends in this process; one line of results."""
     from collage_xdsl.codegen.threads import ThreadPolicy
-    from collage_xdsl.sampling import calls_per_sample, take_sample
     from collage_xdsl.tools.collage import load_model, random_inputs
-    from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+    from collage_xdsl.tools.collage_bench import measure, onnxruntime_session, openvino_model
 
     model = load_model(str(model_path))
     inputs = random_inputs(model, 0)
     policy = ThreadPolicy()
     runs = {"onnxruntime": onnxruntime_session(model_path, model.input_names, policy),
             "openvino": openvino_model(model_path, policy)}
-    calls = {}
-    for name, run in runs.items():
-        run(inputs)
-        t0 = time.perf_counter()
-        run(inputs)
-        calls[name] = calls_per_sample(0.005, time.perf_counter() - t0)
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, run in runs.items():
-            samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
+    samples = measure(runs, inputs, rounds, warmup=1)
     ratio = statistics.median(a / b for a, b in zip(samples["onnxruntime"],
                                                     samples["openvino"]))
     medians = "  ".join(f"{name} {statistics.median(s) * 1e3:.4g} ms"

@@ -13,11 +13,12 @@ Each configuration is warmed up, its outputs are checked against the first one's
 mismatch is an error), then the configurations are timed side by side: one sample each
 per round, in an order rotated every round, for `--rounds` rounds; the figure is the
 median. A sample is the steady-state latency (`collage_xdsl.sampling`): after a first
-call, the mean of calls enough to last 5 ms. `--json` prints one object whose `configs` maps each configuration to
-`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
-checks the additive cost model on Collage's plan (`collage_xdsl.additivity`: its kernel
-calls timed alone plus the boundary costs, against the run, side by side) and prints the
-estimate's error with its 95% interval (`"additivity"` in the JSON).
+call, the mean of calls enough to last 5 ms. `--json` prints one object whose `configs`
+maps each configuration to `{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`.
+`--additivity ROUNDS` then checks the additive cost model on Collage's plan
+(`collage_xdsl.additivity`: its kernel calls timed alone plus the boundary costs, against
+the run, side by side) and prints the estimate's error with its 95% interval
+(`"additivity"` in the JSON).
 """
 
 from __future__ import annotations
@@ -202,7 +203,8 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
     add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed calls each (default 3); one more sizes the samples")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="untimed calls each (default 3); one more sizes the samples")
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--rtol", type=float, default=1e-3,

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
+from xdsl.dialects.func import CallOp, FuncOp
 
 from collage_xdsl.codegen import BACKENDS
 from collage_xdsl.errors import CollageError
@@ -73,6 +73,9 @@ class PartitionOptions:
     refine_budget: float | str = 0.0
     """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`),
     or "auto" (from 30 s to 600 s, by the time a plan takes to load); 0 turns it off."""
+    alternatives: int = 1
+    """Near-tied plans refinement keeps for the runtime to choose between (`collage-refine
+    {alternatives=N}`, `collage_xdsl.adaptive`)."""
 
 
 @dataclass
@@ -99,9 +102,19 @@ class Partitioned:
 
 
 def kernel_functions(module: ModuleOp) -> list[FuncOp]:
-    """The outlined kernel functions of `module`."""
-    return [op for op in module.ops
-            if isinstance(op, FuncOp) and "collage.kernel" in op.attributes]
+    """The outlined kernel functions of `module`, those only the alternative plans
+    (`collage.alternatives`) call aside."""
+    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+    alternative = {ref.string_value() for f in funcs
+                   for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
+
+    def callees(fs: list[FuncOp]) -> set[str]:
+        return {op.callee.string_value() for f in fs for op in f.walk()
+                if isinstance(op, CallOp)}
+
+    only = callees([f for f in funcs if f.sym_name.data in alternative]) - callees(
+        [f for f in funcs if f.sym_name.data not in alternative])
+    return [f for f in funcs if "collage.kernel" in f.attributes and f.sym_name.data not in only]
 
 
 def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned:
@@ -136,6 +149,7 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
                 scorer="mock" if options.estimator == "mock" else "measured",
                 mock_costs=options.mock_costs,
                 report=str(refine_path),
+                alternatives=options.alternatives,
             ).apply(Context(), module)
             refinement = json.loads(refine_path.read_text())
         CollageOutlinePass().apply(Context(), module)

@@ -53,6 +53,10 @@ worth of whole-model measurements per generation):
    is compared with cannot be measured, the search stops. Outputs that differ only by
    rounding (the scorer says why: an ill-conditioned softmax,
    `collage_xdsl.conditioning`) agree; the trial keeps the scorer's note.
+5. **Alternatives** (`RefineOptions.alternatives` = N > 0): the N measured plans closest
+   to the result, each within `TIE` of it (by latency relative to the start plan), are
+   kept for the runtime to choose between (`collage_xdsl.adaptive`): which library is
+   faster can change with the machine's state after refinement decided.
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
@@ -99,6 +103,9 @@ SEED_SHARE = 2.0
 budget / (seeds + 2), so that one slow seed (untuned TVM alone) cannot starve the others."""
 AUTO_MIN_S = 30.0
 AUTO_CAP_S = 600.0
+TIE = 0.15
+"""A plan measured at most this much slower than the result may be kept as an alternative:
+the swing between ONNX Runtime and OpenVINO seen when the machine changes state."""
 
 
 class RefineError(CollageError):
@@ -437,6 +444,8 @@ class RefineOptions:
     budget_s: float | str = 30.0
     seed: int = 0
     min_gain: float = 0.03
+    alternatives: int = 0
+    """How many near-tied plans to keep besides the result (step 5)."""
 
     def __post_init__(self) -> None:
         b = self.budget_s
@@ -445,6 +454,9 @@ class RefineOptions:
                               f"seconds >= 0, got {b!r}")
         if not 0 <= self.min_gain < 1:
             raise RefineError(f"collage-refine: min-gain must be in [0, 1), got {self.min_gain}")
+        if self.alternatives < 0:
+            raise RefineError(f"collage-refine: alternatives must be >= 0, got "
+                              f"{self.alternatives}")
 
 
 @dataclass
@@ -506,6 +518,9 @@ class Refinement:
     final_ms: float | None = None
     ratio: float = 1.0
     """The result's latency relative to the start plan's (confirmed when measured)."""
+    alternatives: list[tuple[Plan, float]] = field(default_factory=list)
+    """Near-tied plans kept for the runtime, with their latency relative to the start
+    plan's (step 5), closest first."""
 
     @property
     def changed(self) -> bool:
@@ -539,7 +554,9 @@ class Refinement:
                 + (f", {rounding} differing only by rounding" if rounding else "")
                 + f"), final {ms(self.final_ms)} "
                 f"({self.ratio:.3f}x start, {len(self.plan.kernels)} kernels), "
-                f"stopped: {self.stopped}, {self.seconds:.1f} s{auto}")
+                + "".join(f"alternative {p.origin} ({r:.3f}x start), "
+                          for p, r in self.alternatives)
+                + f"stopped: {self.stopped}, {self.seconds:.1f} s{auto}")
 
     def to_json(self) -> dict:
         def plan(p: Plan) -> dict:
@@ -553,6 +570,7 @@ class Refinement:
             "stopped": self.stopped, "start": plan(self.start), "final": plan(self.plan),
             "start_ms": self.start_ms, "final_ms": self.final_ms, "ratio": self.ratio,
             "changed": self.changed, "trials": [t.to_json() for t in self.trials],
+            "alternatives": [{**plan(p), "vs_start": r} for p, r in self.alternatives],
         }
 
 
@@ -608,6 +626,8 @@ class _Search:
         """The latest measured latency of each plan."""
         self.relative: dict[frozenset, float] = {start.key: 1.0}
         """Each accepted plan's latency relative to the start plan's, along its comparisons."""
+        self.measured: dict[frozenset, tuple[Plan, float]] = {start.key: (start, 1.0)}
+        """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
 
     def set_budget(self, seconds: float) -> None:
@@ -652,6 +672,7 @@ class _Search:
         assert c.challenger_s is not None
         self.latest[challenger.key] = c.challenger_s
         record.vs_start = self.relative[incumbent.key] * c.ratio
+        self.measured[challenger.key] = (challenger, record.vs_start)
         gain = 0.0 if kind == "seed" else self.options.min_gain
         if c.ratio < 1 - gain and (c.ratio_high is None or c.ratio_high < 1):
             record.status = "accepted"
@@ -755,6 +776,10 @@ class _Search:
 
     def finish(self) -> Refinement:
         result = self.result
+        near = sorted((m for key, m in self.measured.items() if key != result.plan.key
+                       and m[1] <= result.ratio * (1 + TIE)), key=lambda m: m[1])
+        if result.load_s is not None and self.latest:
+            result.alternatives = near[:self.options.alternatives]
         result.start_ms = _ms(self.latest.get(result.start.key))
         result.final_ms = _ms(self.latest.get(result.plan.key))
         result.seconds = self.clock() - self.began

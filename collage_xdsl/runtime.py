@@ -18,21 +18,30 @@ Tensors pass from one kernel to the next as the numpy arrays the libraries retur
 without copies (TVM takes 64-byte aligned arrays by DLPack, ONNX Runtime and OpenVINO
 wrap numpy buffers); a value is dropped after its last use. A module without kernels
 runs entirely on the host (`collage_xdsl.pipeline.assign` puts it on one backend).
+
+When `@main` lists near-tied plans in `collage.alternatives` (`collage-refine
+{alternatives=N}`), they are compiled too and `run` goes through a
+`collage_xdsl.adaptive.PlanSelector`: each call runs the plan measured fastest lately, and
+a small share of calls probes the others (`adapt=False`: `@main` only). An alternative
+that no longer compiles is dropped with a warning on stderr. A profile, `kernel_calls` and
+the `kernels` table are `@main`'s own.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, SymbolRefAttr, TensorType, TupleType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
+from collage_xdsl.adaptive import PlanSelector
 from collage_xdsl.codegen import CompiledKernel, compile_kernel
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.codegen.walk import flatten, unflatten
@@ -163,7 +172,7 @@ class Executable:
     """An outlined module ready to run: kernels compiled, host steps planned."""
 
     def __init__(self, module: ModuleOp, *, entry: str = "main",
-                 threads: ThreadPolicy | int | None = None):
+                 threads: ThreadPolicy | int | None = None, adapt: bool = True):
         self.policy = ThreadPolicy.resolve(threads)
         main = SymbolTable.lookup_symbol(module, entry)
         if not isinstance(main, FuncOp) or main.is_declaration:
@@ -179,6 +188,35 @@ class Executable:
         self.kernels: dict[str, CompiledKernel] = {}
         """Compiled kernel per kernel function name."""
         self._plan()
+        self.selector: PlanSelector | None = None
+        """Chooses between `@main` and its alternatives at run time, when it has any."""
+        alternatives = self._alternatives() if adapt else []
+        if alternatives:
+            self.selector = PlanSelector([self._run_plain, *(a.run for a in alternatives)])
+
+    def _alternatives(self) -> list[Executable]:
+        """Executables of the plans `@main` lists in `collage.alternatives`."""
+        names = self.main.attributes.get("collage.alternatives")
+        if names is None:
+            return []
+        if not isinstance(names, ArrayAttr) or not all(
+                isinstance(n, SymbolRefAttr) for n in names.data):
+            raise ExecutionError(f"@{self.main.sym_name.data}: collage.alternatives must be "
+                                 "an array of symbol references")
+        found = []
+        for ref in names.data:
+            name = ref.string_value()
+            try:
+                found.append(Executable(self.module, entry=name, threads=self.policy,
+                                        adapt=False))
+            except CollageError as e:
+                print(f"collage: alternative plan @{name} dropped: {e}", file=sys.stderr)
+                continue
+            if found[-1]._arg_types != self._arg_types or \
+                    len(found[-1]._outputs) != len(self._outputs):
+                raise ExecutionError(f"alternative plan @{name} does not have the signature "
+                                     f"of @{self.main.sym_name.data}")
+        return found
 
     def _plan(self) -> None:
         block = self.main.body.block
@@ -277,11 +315,18 @@ class Executable:
 
     def run(self, inputs, profile=False):
         """The outputs of `@main` on `inputs` (and the `Profile` when `profile` is set)."""
-        if self._whole is not None and not profile:
+        if profile:
+            report = Profile()
+            return self._run(inputs, report, None), report
+        if self.selector is not None:
+            return self.selector(inputs)
+        return self._run_plain(inputs)
+
+    def _run_plain(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """`@main`'s own plan, unprofiled."""
+        if self._whole is not None:
             return [_as_output(v) for v in self._call(self._whole, self._check_inputs(inputs))]
-        report = Profile() if profile else None
-        outputs = self._run(inputs, report, None)
-        return outputs if report is None else (outputs, report)
+        return self._run(inputs, None, None)
 
     def kernel_calls(self, inputs: Sequence[np.ndarray]) -> list[KernelCall]:
         """Each kernel call of one run on `inputs`, in order, with its operands."""

@@ -24,6 +24,15 @@ start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may
 what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
+`alternatives=N` (default 0) also keeps the N measured plans closest to the result, each
+within 15% of it (`collage_xdsl.refine.TIE`), as functions `@<name>.alt1`, ... after
+`@<name>`, listed in its `collage.alternatives` attribute; the runtime chooses between
+them at run time by measured latency (`collage_xdsl.adaptive`), since which library is
+faster can change with the machine's state after refinement decided:
+
+    func.func @main(...) attributes {collage.alternatives = [@main.alt1]} { ...kernels... }
+    func.func @main.alt1(...) { ...the alternative plan's kernels... }
+
 With a budget, a module without kernel regions is an error (partition first, outline
 after). A function whose plan did not change is left exactly as it was. A changed one is
 partitioned again with the final plan, in `collage-partition`'s form (kernels the start
@@ -53,7 +62,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -152,11 +161,12 @@ class CollageRefinePass(CandidateOptions):
     mock_costs: str = ""
     mock_transfer: float | int = 0.0
     report: str | None = None
+    alternatives: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = RefineOptions(
             self.budget if isinstance(self.budget, str) else float(self.budget), self.seed,
-            float(self.min_gain))
+            float(self.min_gain), self.alternatives)
         if self.scorer not in ("measured", "mock"):
             raise CollageError(f"collage-refine: unknown scorer {self.scorer!r} "
                                "(measured or mock)")
@@ -209,23 +219,49 @@ class CollageRefinePass(CandidateOptions):
                                         explain=SoftmaxRounding(work, name, inputs).note)
             budget = AUTO if ends is None else max(0.0, ends - time.monotonic())
             result = refine(MoveSpace(graph, backends, configs), start, scorer,
-                            RefineOptions(budget, self.seed, options.min_gain))
+                            RefineOptions(budget, self.seed, options.min_gain,
+                                          options.alternatives))
             print(result.summary(name), file=sys.stderr)
             reports.append({"function": name, **result.to_json()})
+            costs = {(k.inside, k.backend): k.cost for k in start}
+            alternatives = [
+                _plan_function(work, name, len(graph), plan, costs, f"{name}.alt{i}")
+                for i, (plan, _) in enumerate(result.alternatives, 1)]
             if result.changed:
-                costs = {(k.inside, k.backend): k.cost for k in start}
                 partition(graph, [Kernel(k.sub_graph, k.backend,
                                          costs.get((k.inside, k.backend), k.cost))
                                   for k in result.plan.kernels])
                 work_func.detach()
                 Rewriter.insert_op(work_func, InsertPoint.before(func))
                 Rewriter.erase_op(func)
+                func = work_func
+            for alternative in reversed(alternatives):
+                Rewriter.insert_op(alternative, InsertPoint.after(func))
+            if alternatives:
+                func.attributes["collage.alternatives"] = ArrayAttr(
+                    [SymbolRefAttr(f.sym_name) for f in alternatives])
         if self.report is not None:
             try:
                 Path(self.report).write_text(json.dumps({"functions": reports}, indent=2) + "\n")
             except OSError as e:
                 raise CollageError(f"collage-refine: cannot write report {self.report}: "
                                    f"{e.strerror}") from None
+
+
+def _plan_function(work: ModuleOp, name: str, nodes: int, plan: Plan,
+                   costs: dict, new_name: str) -> FuncOp:
+    """A copy of `@name` of `work` (no kernel regions, `nodes` dataflow nodes) partitioned by
+    `plan` (kernels the start plan had keep their cost), detached and named `new_name`."""
+    module = work.clone()
+    func = SymbolTable.lookup_symbol(module, name)
+    assert isinstance(func, FuncOp)
+    graph = DataflowGraph(func)
+    assert len(graph) == nodes, "a copy numbers its dataflow nodes the same way"
+    partition(graph, [Kernel(_remap(k.sub_graph, graph), k.backend,
+                             costs.get((k.inside, k.backend), k.cost)) for k in plan.kernels])
+    func.detach()
+    func.sym_name = StringAttr(new_name)
+    return func
 
 
 def variant_builder(work: ModuleOp, name: str, nodes: int) -> Callable[[Plan], str]:

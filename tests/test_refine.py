@@ -38,6 +38,7 @@ from collage_xdsl.plan_timing import MeasuredScorer, _interleave
 from collage_xdsl.refine import (
     AUTO_CAP_S,
     AUTO_MIN_S,
+    TIE,
     Comparison,
     LatencyScorer,
     MoveSpace,
@@ -163,6 +164,44 @@ def test_never_worse_than_the_start():
     assert not result.changed and result.plan.key == make_plan(optimum, "").key
     assert result.ratio == 1.0 and result.stopped == "exhausted"
     assert result.tried() and all(t.status == "rejected" for t in result.tried())
+
+
+def test_alternatives_are_the_measured_plans_closest_to_the_result_within_the_tie():
+    space = chain_space()
+    optimum = kernels(space.graph, ("a", "tvm"), ("bcd", "test"), ("e", "tvm"))
+    assert not refine(space, optimum, op_latency, RefineOptions(budget_s=60)).alternatives
+    result = refine(space, optimum, op_latency, RefineOptions(budget_s=60, alternatives=3))
+    best = op_latency(result.plan)
+    measured = sorted(t.vs_start for t in result.tried())
+    near = [r for r in measured if r <= 1 + TIE]
+    assert near and len(near) < len(measured)  # some measured plans are too slow to keep
+    assert [r for _, r in result.alternatives] == near[:3]
+    for plan, relative in result.alternatives:
+        assert plan.key != result.plan.key
+        assert op_latency(plan) / best == pytest.approx(relative)
+    (kept,) = refine(space, optimum, op_latency,
+                     RefineOptions(budget_s=60, alternatives=1)).alternatives
+    assert kept[1] == near[0]
+    assert f"alternative {kept[0].origin} ({near[0]:.3f}x start)" in result.summary("main")
+    assert [a["vs_start"] for a in result.to_json()["alternatives"]] == near[:3]
+
+
+def test_a_start_plan_kept_over_a_near_tie_becomes_the_alternative():
+    # the all-tvm seed is 2% faster than the start plan, but not with confidence: the start
+    # plan stays and the seed is kept to be chosen at run time
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    seed = space.seeds()[0]
+
+    class NearTie(Scorer):
+        def compare(self, incumbent, challenger, deadline):
+            ratio = 0.98 if challenger.key == seed.key else 1.3
+            return Comparison(ratio, 1.0, ratio, ratio_high=1.01)
+
+    result = refine(space, start, NearTie(), RefineOptions(budget_s=60, alternatives=1))
+    assert not result.changed
+    ((plan, relative),) = result.alternatives
+    assert plan.key == seed.key and relative == pytest.approx(0.98)
 
 
 def test_failing_challengers_are_rejected_with_their_reason():
@@ -500,7 +539,33 @@ def test_pass_with_the_mock_scorer_rewrites_and_reports(tmp_path, capsys):
     np.testing.assert_allclose(run_module(module, x)[0], run_module(parse(src), x)[0])
 
 
+def test_pass_keeps_alternatives_as_functions_after_the_result():
+    src = CHAIN.replace("collage.sigmoid %a", "collage.relu %a").replace("tanh", "sigmoid")
+    module = parse(src)
+    CollagePartitionPass(backends=("tvm", "test"), test_ops=("relu",), estimator="mock",
+                         mock_costs="tvm:1,test:0.5").apply(Context(), module)
+    CollageRefinePass(**{**MOCK_PASS, "mock_transfer": 0.4}, budget=10, alternatives=2).apply(
+        Context(), module)
+    module = parse(str(module))  # prints and parses back
+    module.verify()
+    names = [f.sym_name.data for f in module.ops]
+    assert names == ["main", "main.alt1", "main.alt2"]
+    main = main_of(module)
+    assert [r.string_value() for r in main.attributes["collage.alternatives"].data] == \
+        ["main.alt1", "main.alt2"]
+    x = random_arguments(main, 0, int_high=2)
+    want = run_module(parse(src), x)[0]
+    plans = set()
+    for name in names:
+        np.testing.assert_allclose(run_module(module, x, entry=name)[0], want)
+        func = next(f for f in module.ops if f.sym_name.data == name)
+        plans.add(tuple((k.backend.data, len(list(k.body.walk())))
+                        for k in func.walk() if isinstance(k, KernelOp)))
+    assert len(plans) == 3
+
+
 @pytest.mark.parametrize("options, message", [
+    (dict(alternatives=-1), "alternatives must be >= 0, got -1"),
     (dict(budget=-1), "budget must be auto or a finite number of seconds >= 0, got -1"),
     (dict(budget="ten"), "budget must be auto or a finite number of seconds >= 0, got 'ten'"),
     (dict(min_gain=1), "min-gain must be in [0, 1), got 1"),

@@ -266,6 +266,50 @@ def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
             broken.run(feeds, profile=profile)
 
 
+def near_tied_mlp(example):
+    """The MLP refined with the mock scorer: tvm alone, with onnxruntime alone (the start
+    plan, 1.1x) kept as @main.alt1."""
+    module, feeds, want, _ = example("mlp")
+    refined = partition_module(module, PartitionOptions(**{**MOCK.__dict__, "refine_budget": 5}))
+    (function,) = refined.refinement["functions"]
+    assert [a["backends"] for a in function["alternatives"]] == [{"onnxruntime": 1}]
+    return refined.module, feeds, want
+
+
+def test_alternative_plans_are_chosen_between_at_run_time(example):
+    module, feeds, want = near_tied_mlp(example)
+    assert backends_of(module) == {"tvm"}  # the alternative's kernels are not @main's
+    exe = Executable(module)
+    assert exe.selector is not None and Executable(module, adapt=False).selector is None
+    for _ in range(3000):
+        assert_matches(exe.run(feeds), want)
+    stats = exe.selector.stats()
+    assert stats["probes"] >= 1 and all(n > 0 for n in stats["calls"])
+    assert sum(stats["calls"]) == 3000
+    outputs, profile = exe.run(feeds, profile=True)  # @main's own plan
+    assert_matches(outputs, want)
+    assert {k.backend for k in profile.kernels} == {"tvm"}
+
+
+def test_an_alternative_that_no_longer_compiles_is_dropped(example, capsys):
+    module, feeds, want = near_tied_mlp(example)
+    (kernel,) = [f for f in module.ops if "collage.kernel" in f.attributes
+                 and f.attributes["collage.backend"].data == "onnxruntime"]
+    kernel.attributes["collage.backend"] = StringAttr("tensorrt")
+    exe = Executable(module)
+    assert exe.selector is None
+    assert "alternative plan @main.alt1 dropped: " in capsys.readouterr().err
+    assert_matches(exe.run(feeds), want)
+
+
+def test_bad_alternatives_are_errors(example):
+    module, _, _ = near_tied_mlp(example)
+    main = next(f for f in module.ops if f.sym_name.data == "main")
+    main.attributes["collage.alternatives"] = StringAttr("main.alt1")
+    with pytest.raises(ExecutionError, match="collage.alternatives must be an array of symbol"):
+        Executable(module)
+
+
 def test_a_kernel_without_backend_is_an_error():
     text = TUPLES.replace('{collage.backend = "tvm", collage.kernel}', "{collage.kernel}")
     with pytest.raises(ExecutionError, match="@collage_tvm_concat has no collage.backend"):

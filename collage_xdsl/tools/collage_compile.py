@@ -66,6 +66,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         "to build and load so that every seed is compared, up to 600 s); "
                         f"never returns a slower one (default {DEFAULT_REFINE_BUDGET} with "
                         "--estimator measured, 0 with mock; 0 = off)")
+    p.add_argument("--alternatives", type=int, default=1, metavar="N",
+                   help="near-tied plans refinement keeps, within 15%% of its result, for the "
+                        "runtime to choose between by measured latency (default 1; 0 = off)")
     p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
     p.add_argument("--tvm-tune-trials", type=int, default=16, metavar="N",
@@ -97,15 +100,18 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
         if not 0 <= refine < math.inf:
             raise CollageError(f"--refine-budget must be auto or a number of seconds >= 0, "
                                f"got {text}")
+    if args.alternatives < 0:
+        raise CollageError(f"--alternatives must be >= 0, got {args.alternatives}")
     return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
                             cost_db=cost_db, mock_costs=args.mock_costs,
                             launch_penalty=args.launch_penalty, max_depth=args.max_depth,
-                            refine_budget=refine)
+                            refine_budget=refine, alternatives=args.alternatives)
 
 
 def kernel_summary(partitioned: Partitioned) -> str:
     """`N kernels (tvm 2, openvino 1), estimated 1.2 ms, partitioned in 0.4 s`, with
-    `, refined to 0.84x of the search's plan` when refinement changed the plan."""
+    `, refined @main to 0.84x of the search's plan` when refinement changed the plan and
+    `, 1 alternative plan(s) of @main kept` when it kept near-tied plans."""
     funcs = kernel_functions(partitioned.module)
     per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
     total = sum(r["estimated_seconds"] or 0.0 for r in partitioned.report["functions"])
@@ -113,7 +119,10 @@ def kernel_summary(partitioned: Partitioned) -> str:
     refined = "".join(
         f", refined @{r['function']} to {r['ratio']:.2f}x of the search's plan"
         for r in (partitioned.refinement or {}).get("functions", []) if r["changed"])
-    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}{refined}, "
+    kept = "".join(
+        f", {len(r['alternatives'])} alternative plan(s) of @{r['function']} kept"
+        for r in (partitioned.refinement or {}).get("functions", []) if r.get("alternatives"))
+    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}{refined}{kept}, "
             f"partitioned in {partitioned.seconds:.2f} s")
 
 

@@ -1,0 +1,133 @@
+"""Run-time choice between near-tied plans of one function.
+
+    selector = PlanSelector([primary.run, alternative.run])
+    outputs = selector(inputs)          # on the plan currently measured fastest
+    selector.stats()                    # calls, probes and switches per plan
+
+Why: refinement decides from one time window, and on this 2-core machine which library is
+faster can flip within minutes, even within one process (ONNX Runtime / OpenVINO on the
+MNIST CNN moved between 0.89 and 1.17: README "Benchmarks"). When refinement measured
+another plan within `collage_xdsl.refine.TIE` of its result, `collage-refine{alternatives=N}`
+keeps it as `@main.alt1` and the runtime (`collage_xdsl.runtime.Executable`) lets this
+selector pick at run time.
+
+Policy (every call returns the outputs of the plan that ran it; refinement checked that the
+alternatives agree with the result):
+
+- Calls go to the current plan (the refined result first). Its latency is the mean of its
+  calls since the last probe, the first call after a probe left out (caches the probe
+  cooled).
+- A **probe** runs the next other plan (round robin) on the next calls: a first call left
+  out when the plan is faster than `WARM_BELOW_S` (cold caches matter there), then calls
+  until `probe_s` seconds or one call, whichever is longer. A probe starts once the
+  current plan has run `probe length / explore` seconds since the last one, so probing
+  takes at most about `explore` of the time spent in calls: when the probed plan is x%
+  slower, that costs at most explore * x%.
+- After a probe, the faster of the probed plan's mean and the current plan's mean becomes
+  the current plan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+EXPLORE = 0.05
+"""The largest share of call time spent probing the other plans."""
+PROBE_S = 2e-3
+"""Seconds of steady calls per probe (at least one call)."""
+WARM_BELOW_S = 1e-3
+"""A probe of a plan faster than this leaves its first call out."""
+
+
+@dataclass
+class _Window:
+    """Timed calls of one plan: their number and total seconds."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    skip: bool = True
+    """Leave the next call out (the first after a switch or a probe)."""
+
+    def add(self, seconds: float) -> None:
+        if self.skip:
+            self.skip = False
+        else:
+            self.calls += 1
+            self.seconds += seconds
+
+    def mean(self) -> float | None:
+        return self.seconds / self.calls if self.calls else None
+
+
+class PlanSelector:
+    """Calls one of several plans computing the same function, the one measured fastest."""
+
+    def __init__(self, plans: Sequence[Callable], *, explore: float = EXPLORE,
+                 probe_s: float = PROBE_S, clock: Callable[[], float] = time.perf_counter):
+        if len(plans) < 1:
+            raise ValueError("PlanSelector needs at least one plan")
+        if not 0 < explore < 1:
+            raise ValueError(f"explore must be in (0, 1), got {explore}")
+        self.plans, self.explore, self.probe_s, self.clock = list(plans), explore, probe_s, clock
+        self.current = 0
+        self.window = _Window()
+        self.estimate: list[float | None] = [None] * len(self.plans)
+        """Each plan's latest measured mean latency."""
+        self.calls = [0] * len(self.plans)
+        self.probes = self.switches = 0
+        self._probe: int | None = None
+        self._probe_window = _Window()
+        self._turn = 0
+
+    def __call__(self, inputs):
+        if self._probe is None and self._probe_due():
+            self._start_probe()
+        index = self.current if self._probe is None else self._probe
+        started = self.clock()
+        outputs = self.plans[index](inputs)
+        seconds = self.clock() - started
+        self.calls[index] += 1
+        if self._probe is None:
+            self.window.add(seconds)
+        else:
+            self._probe_window.add(seconds)
+            if self._probe_window.seconds >= self.probe_s:
+                self._end_probe()
+        return outputs
+
+    def _to_probe(self) -> int:
+        """The plan the next probe runs: the plans other than the current one in turn."""
+        others = [i for i in range(len(self.plans)) if i != self.current]
+        return others[self._turn % len(others)]
+
+    def _probe_due(self) -> bool:
+        current = self.window.mean()
+        if len(self.plans) < 2 or current is None:
+            return False
+        other = self.estimate[self._to_probe()] or current
+        length = max(self.probe_s, other) + (other if other < WARM_BELOW_S else 0.0)
+        return self.window.seconds >= length / self.explore
+
+    def _start_probe(self) -> None:
+        self._probe = self._to_probe()
+        self._turn += 1
+        guess = self.estimate[self._probe]
+        self._probe_window = _Window(skip=guess is None or guess < WARM_BELOW_S)
+
+    def _end_probe(self) -> None:
+        probed, mean, current = self._probe, self._probe_window.mean(), self.window.mean()
+        assert probed is not None and mean is not None and current is not None
+        self.probes += 1
+        self.estimate[probed], self.estimate[self.current] = mean, current
+        self._probe = None
+        if mean < current:
+            self.current, self.switches = probed, self.switches + 1
+        self.window = _Window()
+
+    def stats(self) -> dict:
+        """Calls per plan, probes, switches, the current plan and the latest estimates."""
+        return {"calls": list(self.calls), "probes": self.probes, "switches": self.switches,
+                "current": self.current,
+                "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate]}

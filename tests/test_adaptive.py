@@ -1,0 +1,134 @@
+"""The run-time choice between near-tied plans (`collage_xdsl.adaptive.PlanSelector`),
+on a simulated clock: plans advance it by their latency."""
+
+from __future__ import annotations
+
+import pytest
+
+from collage_xdsl.adaptive import EXPLORE, WARM_BELOW_S, PlanSelector
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakePlan:
+    """Returns its name; takes `latency(n)` seconds on its n-th call (n from 0), plus `cold`
+    seconds on a call right after another plan ran."""
+
+    last: list = [None]
+
+    def __init__(self, clock: Clock, name: str, latency, cold: float = 0.0):
+        self.clock, self.name, self.latency, self.cold, self.n = clock, name, latency, cold, 0
+
+    def __call__(self, inputs):
+        self.clock.now += self.latency(self.n) + (self.cold if FakePlan.last[0] is not self
+                                                  else 0.0)
+        FakePlan.last[0] = self
+        self.n += 1
+        return [self.name, inputs]
+
+
+def plans(clock, *specs, cold=0.0):
+    FakePlan.last[0] = None
+    return [FakePlan(clock, name, latency if callable(latency) else (lambda n, s=latency: s),
+                     cold) for name, latency in specs]
+
+
+def run(selector: PlanSelector, calls: int) -> list[str]:
+    return [selector(i)[0] for i in range(calls)]
+
+
+def test_a_single_plan_is_always_called_and_never_probed():
+    clock = Clock()
+    selector = PlanSelector(plans(clock, ("only", 1e-4)), clock=clock)
+    assert set(run(selector, 1000)) == {"only"}
+    assert selector.stats()["probes"] == 0
+
+
+def test_each_call_returns_the_outputs_of_the_plan_that_ran_it():
+    clock = Clock()
+    selector = PlanSelector(plans(clock, ("a", 1e-4), ("b", 2e-4)), clock=clock)
+    for i in range(3000):
+        name, inputs = selector(i)
+        assert inputs == i and name in ("a", "b")
+
+
+def test_switches_to_an_alternative_measured_faster():
+    clock = Clock()
+    selector = PlanSelector(plans(clock, ("refined", 30e-6), ("alternative", 25e-6)),
+                            clock=clock)
+    names = run(selector, 20000)
+    assert selector.stats()["switches"] >= 1 and selector.current == 1
+    assert names[-1000:].count("alternative") > 950
+
+
+def test_keeps_the_faster_plan_and_probes_at_most_the_explore_share():
+    clock = Clock()
+    fast, slow = 25e-6, 40e-6
+    selector = PlanSelector(plans(clock, ("fast", fast), ("slow", slow)), clock=clock)
+    names = run(selector, 50000)
+    stats = selector.stats()
+    assert selector.current == 0 and stats["switches"] == 0 and stats["probes"] >= 10
+    probing = names.count("slow") * slow
+    assert probing <= 1.2 * EXPLORE * clock.now
+    assert stats["estimate_ms"] == pytest.approx([fast * 1e3, slow * 1e3])
+
+
+def test_follows_the_machine_when_the_faster_plan_changes():
+    # ONNX Runtime faster for the first 10000 calls, then OpenVINO (the flip in README)
+    clock = Clock()
+    ort = FakePlan(clock, "ort", lambda n: 0.0)
+    ov = FakePlan(clock, "ov", lambda n: 0.0)
+    ort.latency = lambda n: 25e-6 if clock.now < 0.3 else 35e-6
+    ov.latency = lambda n: 30e-6 if clock.now < 0.3 else 26e-6
+    FakePlan.last[0] = None
+    selector = PlanSelector([ov, ort], clock=clock)
+    names = run(selector, 30000)
+    assert clock.now > 0.6
+    before = names[: 30000 * 3 // 10]
+    assert before[-2000:].count("ort") > 1900
+    assert names[-2000:].count("ov") > 1900
+    assert selector.stats()["switches"] >= 2
+
+
+def test_a_fast_plans_cold_first_call_after_a_switch_is_left_out():
+    # each plan's first call after the other ran pays 40 us of cold caches: counting it
+    # would make the 20 us plan look like 60 us in a probe of one call
+    clock = Clock()
+    selector = PlanSelector(plans(clock, ("slow", 30e-6), ("fast", 20e-6), cold=40e-6),
+                            clock=clock)
+    run(selector, 20000)
+    assert selector.current == 1
+    assert selector.stats()["estimate_ms"][1] == pytest.approx(0.020)
+
+
+def test_a_slow_plan_is_probed_with_one_call():
+    clock = Clock()
+    slow = 10 * WARM_BELOW_S
+    selector = PlanSelector(plans(clock, ("a", slow), ("b", 1.1 * slow)), clock=clock)
+    names = run(selector, 2000)
+    # the first probe knows nothing of the plan and leaves a first call out; later ones
+    # take one call each
+    assert names.count("b") == selector.stats()["probes"] + 1
+
+
+def test_more_than_two_plans_are_probed_in_turn():
+    clock = Clock()
+    selector = PlanSelector(plans(clock, ("a", 30e-6), ("b", 40e-6), ("c", 20e-6)),
+                            clock=clock)
+    names = run(selector, 40000)
+    assert selector.current == 2 and {"a", "b"} <= set(names[-20000:])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(explore=0), "explore must be in"), (dict(explore=1), "explore must be in")])
+def test_bad_options_are_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PlanSelector([lambda x: x], **kwargs)
+    with pytest.raises(ValueError, match="at least one plan"):
+        PlanSelector([])

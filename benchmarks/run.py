@@ -23,7 +23,9 @@ Per model:
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,
-   default auto; skipped when that is 0), and `collage-tvm+onnxruntime` /
+   default auto; skipped when that is 0; near-tied plans refinement kept are chosen
+   between at run time, `collage_xdsl.adaptive`, and the choices are noted), and
+   `collage-tvm+onnxruntime` /
    `collage-tvm+openvino` (Collage, refined, with tvm and one BYOC backend, compared
    with that backend's greedy baseline; `--no-pairs` skips them). Each configuration's
    outputs are checked against ONNX Runtime's before timing; a configuration that fails
@@ -75,6 +77,7 @@ import numpy as np
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
+from collage_xdsl.runtime import Executable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
@@ -179,14 +182,23 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         plans["collage"] = partition_module(model.module,
                                             replace(options, refine_budget=args.refine_budget))
         partition["refined"] = _partition_record(plans["collage"])
-        return executable(plans["collage"].module, policy)
+        return refined("collage")
 
     def pair(config: str):
         backends = ("tvm", PAIRS[config].removeprefix("pf-"))
         plans[config] = partition_module(model.module, replace(
             options, backends=backends, refine_budget=args.refine_budget))
         partition[config] = _partition_record(plans[config])
-        return executable(plans[config].module, policy)
+        return refined(config)
+
+    selectors = {}
+
+    def refined(config: str):
+        """A refined plan through the runtime, its alternatives chosen at run time."""
+        exe = Executable(plans[config].module, threads=policy)
+        if exe.selector is not None:
+            selectors[config] = exe.selector
+        return exe.run
 
     builders = {
         **{b: (lambda b=b: whole_model(b, model, policy)) for b in SINGLES},
@@ -256,6 +268,13 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             "first_ratio": {"median": first_ci.median, "low": first_ci.low,
                             "high": first_ci.high},
         }
+    for config, selector in selectors.items():
+        if config in runs:
+            stats = configs[config]["alternatives"] = selector.stats()
+            entry["notes"].append(
+                f"{config}: chose between {len(stats['calls'])} plans at run time "
+                f"(calls {'/'.join(map(str, stats['calls']))}, {stats['probes']} probes, "
+                f"{stats['switches']} switches)")
     for config, greedy in PAIRS.items():
         if config in runs and greedy in runs:
             ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
@@ -273,9 +292,8 @@ def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: in
     costs from the cost database plus the boundary model) against the run measured now,
     and `collage_xdsl.additivity`'s side-by-side check (the kernels timed alone now)."""
     from collage_xdsl.additivity import check_additivity
-    from collage_xdsl.runtime import Executable
 
-    check = check_additivity(Executable(plan.module, threads=policy), inputs,
+    check = check_additivity(Executable(plan.module, threads=policy, adapt=False), inputs,
                              plan.transitions(), rounds=rounds)
     estimate = check.estimate.total
     known = bool(np.isfinite(estimate))

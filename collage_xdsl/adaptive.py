@@ -29,13 +29,14 @@ alternatives agree with the result):
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-EXPLORE = 0.05
+EXPLORE = 0.03
 """The largest share of call time spent probing the other plans."""
-PROBE_S = 2e-3
+PROBE_S = 1e-3
 """Seconds of steady calls per probe (at least one call)."""
 WARM_BELOW_S = 1e-3
 """A probe of a plan faster than this leaves its first call out."""
@@ -60,6 +61,10 @@ class _Window:
     def mean(self) -> float | None:
         return self.seconds / self.calls if self.calls else None
 
+    def total_calls(self) -> int:
+        """Calls made, the one left out included."""
+        return self.calls + (not self.skip)
+
 
 class PlanSelector:
     """Calls one of several plans computing the same function, the one measured fastest."""
@@ -72,7 +77,11 @@ class PlanSelector:
             raise ValueError(f"explore must be in (0, 1), got {explore}")
         self.plans, self.explore, self.probe_s, self.clock = list(plans), explore, probe_s, clock
         self.current = 0
+        self._plan = self.plans[0]
         self.window = _Window()
+        """The current plan's calls since the last probe."""
+        self._due = 0.0 if len(self.plans) > 1 else math.inf
+        """The window's seconds at which the next probe starts (0: not known yet)."""
         self.estimate: list[float | None] = [None] * len(self.plans)
         """Each plan's latest measured mean latency."""
         self.calls = [0] * len(self.plans)
@@ -82,16 +91,29 @@ class PlanSelector:
         self._turn = 0
 
     def __call__(self, inputs):
-        if self._probe is None and self._probe_due():
+        window = self.window
+        if self._probe is not None or window.seconds >= self._due or window.skip:
+            return self._call_slow(inputs)
+        clock = self.clock  # the steady path: time the current plan, nothing else
+        started = clock()
+        outputs = self._plan(inputs)
+        window.seconds += clock() - started
+        window.calls += 1
+        return outputs
+
+    def _call_slow(self, inputs):
+        """A call that starts, continues or ends a probe, or sets when the next is due."""
+        if self._probe is None and 0 < self._due <= self.window.seconds:
             self._start_probe()
         index = self.current if self._probe is None else self._probe
         started = self.clock()
         outputs = self.plans[index](inputs)
         seconds = self.clock() - started
-        self.calls[index] += 1
         if self._probe is None:
             self.window.add(seconds)
+            self._set_due()
         else:
+            self.calls[index] += 1
             self._probe_window.add(seconds)
             if self._probe_window.seconds >= self.probe_s:
                 self._end_probe()
@@ -102,13 +124,13 @@ class PlanSelector:
         others = [i for i in range(len(self.plans)) if i != self.current]
         return others[self._turn % len(others)]
 
-    def _probe_due(self) -> bool:
+    def _set_due(self) -> None:
+        """Once the window has a mean: the probe starts after length / explore seconds."""
         current = self.window.mean()
-        if len(self.plans) < 2 or current is None:
-            return False
-        other = self.estimate[self._to_probe()] or current
-        length = max(self.probe_s, other) + (other if other < WARM_BELOW_S else 0.0)
-        return self.window.seconds >= length / self.explore
+        if current is not None:
+            other = self.estimate[self._to_probe()] or current
+            length = max(self.probe_s, other) + (other if other < WARM_BELOW_S else 0.0)
+            self._due = length / self.explore
 
     def _start_probe(self) -> None:
         self._probe = self._to_probe()
@@ -121,13 +143,17 @@ class PlanSelector:
         assert probed is not None and mean is not None and current is not None
         self.probes += 1
         self.estimate[probed], self.estimate[self.current] = mean, current
+        self.calls[self.current] += self.window.total_calls()
         self._probe = None
         if mean < current:
             self.current, self.switches = probed, self.switches + 1
-        self.window = _Window()
+            self._plan = self.plans[probed]
+        self.window, self._due = _Window(), 0.0
 
     def stats(self) -> dict:
         """Calls per plan, probes, switches, the current plan and the latest estimates."""
-        return {"calls": list(self.calls), "probes": self.probes, "switches": self.switches,
+        calls = list(self.calls)
+        calls[self.current] += self.window.total_calls()
+        return {"calls": calls, "probes": self.probes, "switches": self.switches,
                 "current": self.current,
                 "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate]}

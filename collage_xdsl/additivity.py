@@ -89,6 +89,9 @@ def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
     if rounds < 1 or calls < 1:
         raise CollageError(f"additivity check: rounds and calls must be at least 1, got "
                            f"{rounds} and {calls}")
+    if exe.selector is not None:
+        raise CollageError(f"additivity check: @{exe.main.sym_name.data} has alternative plans; "
+                           "time its own plan (Executable(..., adapt=False))")
     kernel_calls = exe.kernel_calls(inputs)
     if not kernel_calls:
         raise CollageError(f"additivity check: @{exe.main.sym_name.data} calls no kernels")

@@ -23,7 +23,9 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
 from collage_xdsl import runtime
+from collage_xdsl.additivity import check_additivity
 from collage_xdsl.dialects import ir_context
+from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.passes.assign import CollageAssignPass
@@ -289,6 +291,9 @@ def test_alternative_plans_are_chosen_between_at_run_time(example):
     outputs, profile = exe.run(feeds, profile=True)  # @main's own plan
     assert_matches(outputs, want)
     assert {k.backend for k in profile.kernels} == {"tvm"}
+    with pytest.raises(CollageError, match="@main has alternative plans; time its own plan"):
+        check_additivity(exe, feeds, rounds=1, calls=1)
+    assert check_additivity(Executable(module, adapt=False), feeds, rounds=1, calls=1).run_s > 0
 
 
 def test_an_alternative_that_no_longer_compiles_is_dropped(example, capsys):

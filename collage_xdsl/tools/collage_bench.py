@@ -103,7 +103,7 @@ def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: Threa
     from collage_xdsl.additivity import check_additivity
     from collage_xdsl.runtime import Executable
 
-    return check_additivity(Executable(partitioned.module, threads=policy), inputs,
+    return check_additivity(Executable(partitioned.module, threads=policy, adapt=False), inputs,
                             partitioned.transitions(), rounds=rounds)
 
 

@@ -42,7 +42,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from collage_xdsl.adaptive import PlanSelector
-from collage_xdsl.codegen import CompiledKernel, compile_kernel
+from collage_xdsl.codegen import CompiledKernel, KernelRunError, compile_kernel
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.codegen.walk import flatten, unflatten
 from collage_xdsl.dialects import collage as C
@@ -324,9 +324,16 @@ class Executable:
 
     def _run_plain(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """`@main`'s own plan, unprofiled."""
-        if self._whole is not None:
-            return [_as_output(v) for v in self._call(self._whole, self._check_inputs(inputs))]
-        return self._run(inputs, None, None)
+        whole = self._whole
+        if whole is None:
+            return self._run(inputs, None, None)
+        try:  # the kernel checks its inputs (the arguments of @main)
+            outputs = self._call(whole, inputs)
+        except KernelRunError:
+            outputs = None
+        if outputs is None:  # converted, or refused naming @main
+            outputs = self._call(whole, self._check_inputs(inputs))
+        return [_as_output(v) for v in outputs]
 
     def kernel_calls(self, inputs: Sequence[np.ndarray]) -> list[KernelCall]:
         """Each kernel call of one run on `inputs`, in order, with its operands."""

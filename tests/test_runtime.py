@@ -253,6 +253,13 @@ def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
     stepped, _ = exe.run(feeds, profile=True)  # the step loop
     assert_matches(direct, want)
     np.testing.assert_array_equal(direct[0], stepped[0])
+    strided = np.repeat(feeds[0], 2, axis=1)[:, ::2]  # not contiguous: copied by the check
+    assert not strided.flags.c_contiguous
+    np.testing.assert_array_equal(exe.run([strided])[0], direct[0])
+    with pytest.raises(ExecutionError, match=r"^@main: input 0 must be float32\[1, 784\], got "
+                                             r"float64\[1, 784\]$") as error:
+        exe.run([feeds[0].tolist()])  # refused naming @main, as the step loop does
+    assert error.value.__context__ is None
 
     class Broken:
         backend = "onnxruntime"

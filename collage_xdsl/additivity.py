@@ -10,8 +10,9 @@ side by side in rounds.
 Both sides are measured now, in the same process and rounds, so the check is free of what
 a cost database measured at another time cannot know (this machine's speed drifts by
 tens of percent between hours). Per round, each kernel call of one run is repeated alone
-(one untimed call, then ``calls`` timed ones, their median: the estimator's hot loop on
-the operands it got in the run), then the whole run (the same way). The boundary part is
+(one untimed call, then ``calls`` timed ones, each right after the L2 caches were evicted,
+their median: the estimator's loop, `collage_xdsl.evict`, on the operands it got in the
+run), then the whole run (the same way, without eviction: its kernels evict each other). The boundary part is
 `collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``: launches,
 crossings and the runtime's base.
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from collage_xdsl.errors import CollageError
+from collage_xdsl.evict import Evictor
 from collage_xdsl.runtime import Executable
 from collage_xdsl.stats import MedianCI, median, median_ci
 from collage_xdsl.transitions import NONE, PlanEstimate, TransitionCosts, outlined_estimate
@@ -71,11 +73,15 @@ class AdditivityCheck:
                 f"[{self.ratio.low - 1:+.1%}, {self.ratio.high - 1:+.1%}]")
 
 
-def _steady(call: Callable[[], object], calls: int) -> float:
-    """Median seconds of ``calls`` timed calls after one untimed call."""
+def _steady(call: Callable[[], object], calls: int, evict: Callable[[], None] | None = None
+            ) -> float:
+    """Median seconds of ``calls`` timed calls after one untimed call, each after
+    ``evict()`` when given."""
     call()
     samples = []
     for _ in range(calls):
+        if evict is not None:
+            evict()
         t0 = time.perf_counter()
         call()
         samples.append(time.perf_counter() - t0)
@@ -96,10 +102,12 @@ def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
     if not kernel_calls:
         raise CollageError(f"additivity check: @{exe.main.sym_name.data} calls no kernels")
     estimate = outlined_estimate(exe.main, costs)
+    evict = Evictor(exe.policy.threads)
     extra = estimate.launches + estimate.crossings + estimate.base
     sums, runs, ratios = [], [], []
     for _ in range(rounds):
-        alone = sum(_steady(lambda k=k: k.kernel(k.operands), calls) for k in kernel_calls)
+        alone = sum(_steady(lambda k=k: k.kernel(k.operands), calls, evict)
+                    for k in kernel_calls)
         run = _steady(lambda: exe.run(inputs), calls)
         sums.append(alone)
         runs.append(run)

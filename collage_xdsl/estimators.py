@@ -167,11 +167,17 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     return random_arguments(func, seed, int_high=4, cap_indices=True)
 
 
+MEASUREMENT = "L2 evicted before each run"
+"""How kernel costs are measured (`WorkerCostEstimator`'s default): part of a cost's key in
+the cost database, so that costs measured another way are measured again."""
+
+
 class MeasuredCostEstimator(CostEstimator):
     """Times compiled kernels.
 
     Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup``
-    times untimed, then time runs in rounds of ``round_runs``. After each round the
+    times untimed, then time runs in rounds of ``round_runs``, each run right after
+    ``evict()`` when given (`collage_xdsl.evict`: the kernel's cost as in a whole run). After each round the
     statistic (the ``percentile`` of all samples, the median by default) is compared
     with the previous round's: it stops once they differ by at most ``tolerance``
     (relative), or when ``max_runs`` samples or ``budget_s`` seconds of timing are
@@ -190,6 +196,7 @@ class MeasuredCostEstimator(CostEstimator):
         tolerance: float = 0.02,
         percentile: float = 50.0,
         clock: Callable[[], float] = time.perf_counter,
+        evict: Callable[[], None] | None = None,
     ):
         super().__init__()
         if not 0 <= percentile <= 100:
@@ -207,6 +214,7 @@ class MeasuredCostEstimator(CostEstimator):
         self.tolerance = tolerance
         self.percentile = percentile
         self.clock = clock
+        self.evict = evict
 
     def _measure(self, request: KernelRequest) -> Measurement:
         where = f"kernel {request.key} on {request.backend}"
@@ -227,6 +235,8 @@ class MeasuredCostEstimator(CostEstimator):
             previous = None
             while True:
                 for _ in range(self.round_runs):
+                    if self.evict is not None:
+                        self.evict()
                     t0 = self.clock()
                     kernel(*inputs)
                     samples.append(self.clock() - t0)

@@ -13,8 +13,9 @@ frontend creates in memory). The worker parses the module, compiles it through t
 hook (default :func:`compile_with_backend`: the registry's ``Backend.compile``, i.e.
 ``collage_xdsl.codegen.compile_kernel``), makes random inputs
 (``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it
-with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics and frees
-the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
+with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics, each timed
+run after the cores' L2 caches were evicted (`collage_xdsl.evict`: a kernel's cost as in a
+whole run, where the kernels before it displaced its data), and frees the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
 database starts none.
 
 Failures are results, never exceptions: a compile or run error is Invalid with its
@@ -61,6 +62,7 @@ from collage_xdsl.codegen import CompiledKernel
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
+from collage_xdsl.evict import Evictor
 from collage_xdsl.estimators import (
     CostEstimator,
     KernelRequest,
@@ -97,6 +99,8 @@ class MeasureSettings:
     budget_s: float = 1.0
     tolerance: float = 0.02
     percentile: float = 50.0
+    evict: bool = True
+    """Evict the L2 caches before each timed run (`collage_xdsl.evict`)."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +132,9 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
         compiled.append(kernel)
         return lambda *inputs: kernel(list(inputs))
 
-    estimator = MeasuredCostEstimator(compile, **asdict(config.settings))
+    settings = asdict(config.settings)
+    evict = Evictor(config.policy.threads) if settings.pop("evict") else None
+    estimator = MeasuredCostEstimator(compile, **settings, evict=evict)
     for job in incoming(conn):
         request = KernelRequest(
             job.backend, job.key, job.num_ops,

@@ -1,12 +1,13 @@
 """Boundary-aware costs: what a whole-model run pays beyond its kernels' isolated costs.
 
-A kernel's measured cost is the time of calling it alone, again and again, on the same
-inputs. A partitioned model run by `collage_xdsl.runtime` pays more than the sum:
+A kernel's measured cost is the time of calling it alone on the same inputs, each call
+right after the L2 caches were evicted (`collage_xdsl.evict`). A partitioned model run by
+`collage_xdsl.runtime` pays more than the sum:
 
 * ``base``: the runtime's own cost per run (input checks, the step loop, the outputs);
 * ``launch[b]``: per kernel call on backend ``b``, what a call costs in a whole-model run
-  beyond its cost in a tight loop (the runtime's dispatch, a thread pool that went to
-  sleep while another library ran, inputs that are not in the cache any more);
+  beyond its cost alone (the runtime's dispatch, a thread pool that went to sleep while
+  another library ran, library state the other kernels displaced);
 * ``crossing[(a, b)]``: per tensor handed from a kernel on backend ``a`` to one on ``b``
   (``a != b``): fixed seconds + seconds per byte (DLPack / alignment copies, wrapping the
   buffer for the other library, the other library's threads waking up).
@@ -22,7 +23,9 @@ in turn; kernel i has its own weights), on NCHW tensors:
     T(a b a b)  8 kernels alternating a/b = base + sum_i iso_i + 4 launch_a + 4 launch_b
                                                  + 7 * crossing(a, b)
 
-with ``iso_i`` kernel i timed alone, as the measured estimator times kernels. Chains of 2
+with ``iso_i`` kernel i timed alone, as the measured estimator times kernels (right after
+the L2 caches were evicted, `collage_xdsl.evict`: what a kernel finds out of the cache in
+a run is already in its cost, not in ``launch``). Chains of 2
 and 8 kernels give ``launch`` and ``base``; two tensor sizes (16 KiB, 512 KiB) give the
 crossing's fixed and per-byte parts (clamped at zero; one figure for both directions).
 Distinct kernels matter: a chain of one kernel called again and again (the first version
@@ -58,7 +61,7 @@ SHAPES = ((1, 16, 16, 16), (1, 32, 64, 64))
 """Calibration tensor shapes (16 KiB and 512 KiB of float32)."""
 SHORT, LONG = 2, 8
 """Chain lengths of the calibration."""
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3
 """Bumped when the calibration's method changes: older figures in a cost database are
 then calibrated again."""
 STEADY = 3
@@ -363,11 +366,12 @@ def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
     return Executable(module, threads=policy)
 
 
-def _timed(runs: dict, x: np.ndarray, budget_s: float) -> dict[str, float]:
+def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
+           ) -> dict[str, float]:
     """Median seconds per call of each runner in its steady state: in rotated rounds,
-    each runner is called ``STEADY`` times in a row and the last call is timed (a kernel
-    timed alone then runs as in the measured estimator's loop, a chain as in back-to-back
-    runs of a model)."""
+    each runner is called ``STEADY`` times in a row and the last call is timed, right
+    after ``evict()`` for the runners in ``evicted`` (a kernel timed alone then runs as
+    the measured estimator times it, a chain as in back-to-back runs of a model)."""
     names = list(runs)
     samples: dict[str, list[float]] = {n: [] for n in names}
     started, r = time.perf_counter(), 0
@@ -375,6 +379,8 @@ def _timed(runs: dict, x: np.ndarray, budget_s: float) -> dict[str, float]:
         for name in names[r % len(names):] + names[: r % len(names)]:
             for _ in range(STEADY - 1):
                 runs[name]([x])
+            if name in evicted:
+                evict()
             t0 = time.perf_counter()
             runs[name]([x])
             samples[name].append(time.perf_counter() - t0)
@@ -383,6 +389,7 @@ def _timed(runs: dict, x: np.ndarray, budget_s: float) -> dict[str, float]:
 
 
 def _calibrate(backends: tuple[str, ...], policy) -> TransitionCosts:
+    from collage_xdsl.evict import Evictor
     from collage_xdsl.runtime import release_cached_kernels
 
     fits: list[tuple[int, dict, dict, dict]] = []  # (bytes, launch, base, crossing)
@@ -406,7 +413,9 @@ def _calibrate(backends: tuple[str, ...], policy) -> TransitionCosts:
         pairs = [(a, b) for i, a in enumerate(backends) for b in backends[i + 1:]]
         for a, b in pairs:
             add_chain(f"{a}/{b}", [a, b] * (LONG // 2))
-        t = _timed(runs, rng.normal(size=shape).astype(np.float32), CALIBRATION_BUDGET_S)
+        alone = {k for kernels in iso.values() for k in kernels}
+        t = _timed(runs, rng.normal(size=shape).astype(np.float32), CALIBRATION_BUDGET_S,
+                   alone, Evictor(policy.threads))
         extra = {name: t[name] - sum(t[k] for k in kernels) for name, kernels in iso.items()}
         """What each chain costs beyond its kernels timed alone."""
         launch = {b: (extra[f"{b} x{LONG}"] - extra[f"{b} x{SHORT}"]) / (LONG - SHORT)

@@ -48,6 +48,7 @@ from collage_xdsl.cost import Cost
 from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import (
+    MEASUREMENT,
     CostEstimator,
     MockCostEstimator,
     kernel_request,
@@ -100,7 +101,8 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
-    versions = {s.name: s.backend.version for s in specs if s.backend is not None}
+    versions = {s.name: f"{s.backend.version}; {MEASUREMENT}" for s in specs
+                if s.backend is not None}
     return CachedCostEstimator(inner, db, versions.__getitem__), db
 
 

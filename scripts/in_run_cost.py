@@ -2,12 +2,13 @@
 
     python scripts/in_run_cost.py ARTIFACT_DIR [--runs 30] [--top 10]
 
-For an artifact of `collage compile`, replays the run's kernel calls in order
-(`Executable.kernel_calls`), calling each kernel twice in a row: the first call comes
-right after the previous kernel of the plan, as in a run; the second repeats it at once,
-as the measured estimator times kernels. Prints the sums of the per-call medians over
-`--runs` replays, their ratio, and the calls that lose most to being first. The thread
-count is the process's (`COLLAGE_THREADS`).
+For an artifact of `collage compile`, times the whole run, then replays the run's kernel
+calls in order (`Executable.kernel_calls`), calling each kernel twice in a row: the first
+call comes right after the previous kernel of the plan, as in a run; the second repeats
+it at once (how the estimator timed kernels before `collage_xdsl.evict`); then each
+kernel once more right after the L2 caches were evicted (how it times them now). Prints
+the run and the sums of the per-call medians over `--runs` replays, and the calls that
+lose most to being first. The thread count is the process's (`COLLAGE_THREADS`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import statistics
 import time
 
 from collage_xdsl.artifact import load_artifact
+from collage_xdsl.evict import Evictor
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.runtime import Executable
 
@@ -33,18 +35,28 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--top", type=int, default=10)
     args = p.parse_args()
-    exe = Executable(load_artifact(args.artifact).module)
-    calls = exe.kernel_calls(random_arguments(exe.main, 0, int_high=2))
+    exe = Executable(load_artifact(args.artifact).module, adapt=False)
+    inputs = random_arguments(exe.main, 0, int_high=2)
+    calls = exe.kernel_calls(inputs)
+    evict = Evictor(exe.policy.threads)
     first: list[list[float]] = [[] for _ in calls]
     second: list[list[float]] = [[] for _ in calls]
+    evicted: list[list[float]] = [[] for _ in calls]
+    runs = []
     for _ in range(args.runs):
+        runs.append(timed(lambda: exe.run(inputs)))
         for i, c in enumerate(calls):
             first[i].append(timed(lambda c=c: c.kernel(c.operands)))
             second[i].append(timed(lambda c=c: c.kernel(c.operands)))
+        for i, c in enumerate(calls):
+            evict()
+            evicted[i].append(timed(lambda c=c: c.kernel(c.operands)))
     firsts = [statistics.median(s) for s in first]
     seconds = [statistics.median(s) for s in second]
-    print(f"{len(calls)} kernel calls: first calls {sum(firsts) * 1e3:.3f} ms, repeated "
-          f"at once {sum(seconds) * 1e3:.3f} ms (ratio {sum(seconds) / sum(firsts):.3f})")
+    print(f"run {statistics.median(runs) * 1e3:.3f} ms; {len(calls)} kernel calls: in run "
+          f"order {sum(firsts) * 1e3:.3f} ms, each repeated at once {sum(seconds) * 1e3:.3f} "
+          f"ms, each after L2 eviction "
+          f"{sum(statistics.median(s) for s in evicted) * 1e3:.3f} ms")
     worst = sorted(range(len(calls)), key=lambda i: seconds[i] - firsts[i])[:args.top]
     for i in worst:
         print(f"  @{calls[i].function:<50} {calls[i].backend:<12} first "

@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
+from collage_xdsl import additivity
 from collage_xdsl.additivity import check_additivity
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
@@ -64,6 +65,30 @@ def test_additivity_check_times_both_sides_and_adds_the_boundaries():
     # 2 s of boundaries against a run of microseconds: an overestimate, whatever the noise
     assert check.error > 0 and math.isfinite(check.error)
     assert check.to_json()["calls"] == 3 and "error" in check.format()
+
+
+def test_kernels_alone_are_timed_after_eviction_and_the_run_without(monkeypatch):
+    exe = relu_sigmoid_relu()
+    x = np.ones((4, 64), np.float32)
+    log = []
+
+    class Evictor:
+        def __init__(self, threads):
+            assert threads == exe.policy.threads
+
+        def __call__(self):
+            log.append("evict")
+
+    for kind in {type(c.kernel) for c in exe.kernel_calls([x])}:
+        def traced(self, ops, call=kind.__call__):
+            log.append("kernel")
+            return call(self, ops)
+        monkeypatch.setattr(kind, "__call__", traced)
+    monkeypatch.setattr(additivity, "Evictor", Evictor)
+    check_additivity(exe, [x], rounds=2, calls=3)
+    alone = (["kernel"] + ["evict", "kernel"] * 3) * 3   # an untimed call, then 3 timed
+    run = ["kernel"] * 3 * (1 + 3)                       # the whole run, 1 + 3 times
+    assert log == ["kernel"] * 3 + (alone + run) * 2  # the calls recorded, then the rounds
 
 
 def test_additivity_check_rejects_what_it_cannot_check():

@@ -12,6 +12,7 @@ from xdsl.ir import Block, Region
 from collage_xdsl.cost import Cost
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
+from collage_xdsl.evict import DEFAULT_L2, LINE, Evictor, l2_bytes
 from collage_xdsl.estimators import (
     KernelRequest,
     MeasuredCostEstimator,
@@ -158,6 +159,46 @@ def test_measured_stable_timing_stops_after_two_rounds():
     assert calls == ["tvm"]
     est.measure(_request("ort", 1, build=_empty_module))
     assert calls == ["tvm", "ort"]
+
+
+def test_measured_runs_are_each_timed_right_after_eviction():
+    # eviction before every timed run, never inside the timed span, never for warm-ups
+    clock, calls, events = FakeClock(), [], []
+    compile = _fake_compile(clock, [1.0] * 100, calls)
+
+    def traced(module, backend):
+        kernel = compile(module, backend)
+
+        def run(*inputs):
+            events.append(("run", clock.now))
+            kernel(*inputs)
+        return run
+
+    def evict():
+        events.append(("evict", clock.now))
+        clock.now += 5.0  # slow, and not part of the cost
+
+    est = _measured(traced, clock, warmup=2, round_runs=3, budget_s=1e9, evict=evict)
+    m = est.measure(_request("tvm", 1, build=_empty_module))
+    assert m.cost == Cost(1.0) and m.runs == 6
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["run", "run"] + ["evict", "run"] * 6
+
+
+def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):
+    for index, level, size in (("index0", "1", "48K"), ("index2", "2", "512K"),
+                               ("index3", "3", "32768K")):
+        (tmp_path / index).mkdir()
+        (tmp_path / index / "level").write_text(level + "\n")
+        (tmp_path / index / "size").write_text(size + "\n")
+    assert l2_bytes(tmp_path) == 512 << 10
+    assert l2_bytes(tmp_path / "missing") == DEFAULT_L2
+    assert Evictor(2).nbytes == 2 * l2_bytes()
+    evict = Evictor(1, nbytes=4096)
+    evict()
+    evict()
+    assert evict._buffer[::LINE].tolist() == [2] * (4096 // LINE)
+    assert evict._buffer.sum() == 2 * (4096 // LINE)  # one write per cache line
 
 
 def test_measured_percentile_and_budget():

@@ -22,7 +22,7 @@ from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import KernelRequest, random_inputs
+from collage_xdsl.estimators import MEASUREMENT, KernelRequest, random_inputs
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
 from collage_xdsl.passes import partition as partition_pass
@@ -280,3 +280,12 @@ def test_worker_thread_policy_shares_the_default_out(monkeypatch):
 def test_compile_hook_must_reach_the_worker():
     with pytest.raises(CollageError, match="cannot be sent to a worker process"):
         WorkerCostEstimator(compile=lambda module, backend, policy: None)
+
+
+def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
+    # costs measured another way (before L2 eviction) are not reused: they are measured again
+    specs = CollagePartitionPass(backends=("tvm",)).specs()
+    estimator, db = partition_pass.make_estimator(specs, "measured", "", str(tmp_path / "c.db"))
+    assert estimator.version_of("tvm") == f"{get_backend('tvm').version}; {MEASUREMENT}"
+    estimator.close()
+    db.close()

@@ -176,3 +176,13 @@ def test_a_failed_calibration_costs_nothing_and_says_why(monkeypatch, capsys):
     monkeypatch.setattr(T, "calibrate", calibrate)
     assert T.transition_costs(["tvm"], {"tvm": "1"}, ThreadPolicy(1)) is T.NONE
     assert "worker process crashed; boundary costs are left out" in capsys.readouterr().err
+
+
+def test_calibration_times_kernels_alone_after_eviction_and_chains_without():
+    log = []
+    runs = {name: (lambda inputs, name=name: log.append(name)) for name in ("chain", "iso 0")}
+    t = T._timed(runs, np.zeros(1, np.float32), 0.0, {"iso 0"}, lambda: log.append("evict"))
+    assert set(t) == {"chain", "iso 0"}
+    chain = ["chain"] * T.STEADY
+    iso = ["iso 0"] * (T.STEADY - 1) + ["evict", "iso 0"]  # evicted before the timed call
+    assert log == [x for r in range(20) for x in (chain + iso if r % 2 == 0 else iso + chain)]

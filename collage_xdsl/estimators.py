@@ -175,13 +175,13 @@ the cost database, so that costs measured another way are measured again."""
 class MeasuredCostEstimator(CostEstimator):
     """Times compiled kernels.
 
-    Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup``
-    times untimed, then time runs in rounds of ``round_runs``, each run right after
-    ``evict()`` when given (`collage_xdsl.evict`: the kernel's cost as in a whole run). After each round the
-    statistic (the ``percentile`` of all samples, the median by default) is compared
+    Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup`` times
+    untimed, then time runs in rounds of ``round_runs``, each run right after ``evict()``
+    when given (`collage_xdsl.evict`: the kernel's cost as in a whole run). After each round
+    the statistic (the ``percentile`` of all samples, the median by default) is compared
     with the previous round's: it stops once they differ by at most ``tolerance``
-    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of timing are
-    spent. The cost is the statistic; the spread is the interquartile range.
+    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of timing are spent.
+    The cost is the statistic; the spread is the interquartile range.
     """
 
     def __init__(

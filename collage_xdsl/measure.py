@@ -12,11 +12,11 @@ whose root it is given (``WeightStore.put`` writes every weight to disk, also th
 frontend creates in memory). The worker parses the module, compiles it through the compile
 hook (default :func:`compile_with_backend`: the registry's ``Backend.compile``, i.e.
 ``collage_xdsl.codegen.compile_kernel``), makes random inputs
-(``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it
-with :class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics, each timed
-run after the cores' L2 caches were evicted (`collage_xdsl.evict`: a kernel's cost as in a
-whole run, where the kernels before it displaced its data), and frees the compiled kernel. Workers start lazily: a run whose kernels are all in the cost
-database starts none.
+(``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it with
+:class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics, each timed run
+after the cores' L2 caches were evicted (`collage_xdsl.evict`: a kernel's cost as in a whole
+run, where the kernels before it displaced its data), and frees the compiled kernel. Workers
+start lazily: a run whose kernels are all in the cost database starts none.
 
 Failures are results, never exceptions: a compile or run error is Invalid with its
 reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker

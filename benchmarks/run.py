@@ -33,9 +33,11 @@ Per model:
    go on.
 3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
    one sample of each configuration per round in a rotated order: its steady-state
-   latency (a first call, then the mean of enough calls to last `--sample-ms`), as
-   refinement and the estimator time plans and kernels; the first call, right after
-   the other configurations ran, is kept as well ("first call" ratios). Configurations
+   latency (a first call, then the mean of enough calls to last `--sample-ms`, default
+   50 ms: right after the other configurations ran, a library can take several calls to
+   be back at speed: samples of 5 ms timed OpenVINO on the light ShuffleNet at 3.0 ms,
+   samples of 50 ms at 1.3 ms, what it takes in a process of its own); the first call is
+   kept as well ("first call" ratios). Configurations
    more than `--slow-factor` times slower than the fastest single backend in warm-up
    are timed in `--slow-rounds` rounds only (marked `*`).
 4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single
@@ -337,9 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
     p.add_argument("--warmup", type=int, default=2,
                    help="warm-up calls of each configuration (default 2, at least 1)")
-    p.add_argument("--sample-ms", type=float, default=5.0, metavar="MS",
+    p.add_argument("--sample-ms", type=float, default=50.0, metavar="MS",
                    help="a sample is a first call, then the mean of enough calls to last "
-                        "MS milliseconds (default 5, as refinement's; 0: one call after the first)")
+                        "MS milliseconds (default 50; 0: one call after the first)")
     p.add_argument("--work", type=Path, default=DEFAULT_WORK, metavar="DIR",
                    help="models and cost databases (default benchmarks/work)")
     p.add_argument("--out", type=Path, metavar="DIR",

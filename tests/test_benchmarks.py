@@ -244,13 +244,14 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert results["command"][:2] == ["python", "benchmarks/run.py"]
     assert {"onnxruntime", "openvino", "apache-tvm", "xdsl"} <= set(results["versions"])
     mlp = results["models"]["mlp"]
-    assert mlp["status"] == "ok" and mlp["notes"] == []
+    assert mlp["status"] == "ok"
+    assert [n for n in mlp["notes"] if "plans at run time" not in n] == []
     assert list(mlp["configs"]) == list(CONFIGS)
     assert all(c["status"] == "ok" for c in mlp["configs"].values())
     best = mlp["best_single"]
     assert best in SINGLES
     assert mlp["configs"][best]["ratio"]["per_round"] == [1.0] * 3
-    assert results["sample_ms"] == 5.0
+    assert results["sample_ms"] == 50.0
     for name, config in mlp["configs"].items():
         assert len(config["samples_ms"]) == 3
         r = config["ratio"]

@@ -34,10 +34,8 @@ Per model:
 3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
    one sample of each configuration per round in a rotated order: its steady-state
    latency (a first call, then the mean of enough calls to last `--sample-ms`, default
-   50 ms: right after the other configurations ran, a library can take several calls to
-   be back at speed: samples of 5 ms timed OpenVINO on the light ShuffleNet at 3.0 ms,
-   samples of 50 ms at 1.3 ms, what it takes in a process of its own); the first call is
-   kept as well ("first call" ratios). Configurations
+   50 ms: a 5 ms sample of a millisecond model is one or two calls right after the other
+   configurations ran); the first call is kept as well ("first call" ratios). Configurations
    more than `--slow-factor` times slower than the fastest single backend in warm-up
    are timed in `--slow-rounds` rounds only (marked `*`).
 4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single

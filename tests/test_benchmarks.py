@@ -90,8 +90,9 @@ def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
             return []
         return run
 
-    runs = {"fast": config("fast"), "slow": config("slow", 0.2), "other": config("other"),
-            "flaky": config("flaky", fail=True)}
+    # 5 ms against 200 ms: no scheduling noise makes a fast one look 10x slower than "fast"
+    runs = {"fast": config("fast", 0.005), "slow": config("slow", 0.2),
+            "other": config("other", 0.005), "flaky": config("flaky", 0.005, fail=True)}
     timing = time_interleaved(runs, [], singles=["fast"], rounds=6, warmup=2,
                               slow_factor=10, slow_rounds=2, sample_s=0.0)
     assert timing.slow == {"slow"}

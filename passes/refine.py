@@ -248,17 +248,25 @@ class CollageRefinePass(CandidateOptions):
                                    f"{e.strerror}") from None
 
 
-def _plan_function(work: ModuleOp, name: str, nodes: int, plan: Plan,
-                   costs: dict, new_name: str) -> FuncOp:
-    """A copy of `@name` of `work` (no kernel regions, `nodes` dataflow nodes) partitioned by
-    `plan` (kernels the start plan had keep their cost), detached and named `new_name`."""
+def _partitioned_copy(work: ModuleOp, name: str, nodes: int, plan: Plan,
+                      costs: dict | None = None) -> tuple[ModuleOp, FuncOp]:
+    """A copy of `work` (whose `@name` has `nodes` dataflow nodes and no kernel regions)
+    with `@name` partitioned by `plan`; a kernel in `costs` keeps that cost."""
     module = work.clone()
     func = SymbolTable.lookup_symbol(module, name)
     assert isinstance(func, FuncOp)
     graph = DataflowGraph(func)
     assert len(graph) == nodes, "a copy numbers its dataflow nodes the same way"
+    costs = costs or {}
     partition(graph, [Kernel(_remap(k.sub_graph, graph), k.backend,
                              costs.get((k.inside, k.backend), k.cost)) for k in plan.kernels])
+    return module, func
+
+
+def _plan_function(work: ModuleOp, name: str, nodes: int, plan: Plan,
+                   costs: dict, new_name: str) -> FuncOp:
+    """`@name` partitioned by `plan` (`_partitioned_copy`), detached and named `new_name`."""
+    _, func = _partitioned_copy(work, name, nodes, plan, costs)
     func.detach()
     func.sym_name = StringAttr(new_name)
     return func
@@ -270,13 +278,7 @@ def variant_builder(work: ModuleOp, name: str, nodes: int) -> Callable[[Plan], s
     the variants the measured scorer runs."""
 
     def build(plan: Plan) -> str:
-        module = work.clone()
-        func = SymbolTable.lookup_symbol(module, name)
-        assert isinstance(func, FuncOp)
-        graph = DataflowGraph(func)
-        assert len(graph) == nodes, "a copy numbers its dataflow nodes the same way"
-        partition(graph, [Kernel(_remap(k.sub_graph, graph), k.backend, k.cost)
-                          for k in plan.kernels])
+        module, _ = _partitioned_copy(work, name, nodes, plan)
         outline_kernels(module)
         return str(module)
 

@@ -19,17 +19,21 @@ alternatives agree with the result):
   cooled).
 - A **probe** runs the next other plan (round robin) on the next calls: a first call left
   out when the plan is faster than `WARM_BELOW_S` (cold caches matter there), then calls
-  until `probe_s` seconds or one call, whichever is longer. A probe starts once the
+  until `probe_s` seconds and at least `MIN_PROBE_CALLS` calls: one call of a 90 ms
+  plan is too noisy to switch on (a one-call probe of VGG19 once moved to a plan 5%
+  slower). A probe starts once the
   current plan has run `probe length / explore` seconds since the last one, so probing
   takes at most about `explore` of the time spent in calls: when the probed plan is x%
   slower, that costs at most explore * x%.
-- After a probe, the faster of the probed plan's mean and the current plan's mean becomes
-  the current plan.
+- After a probe, the probed plan becomes the current plan when both the mean and the
+  median of its calls are below the current plan's mean: a mean alone follows one lucky
+  call (a probe of 3 calls, one of them 20% fast, on a plan 5% slower).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +41,9 @@ from dataclasses import dataclass
 EXPLORE = 0.03
 """The largest share of call time spent probing the other plans."""
 PROBE_S = 1e-3
-"""Seconds of steady calls per probe (at least one call)."""
+"""Seconds of steady calls per probe (at least `MIN_PROBE_CALLS` calls)."""
+MIN_PROBE_CALLS = 3
+"""Timed calls per probe at least."""
 WARM_BELOW_S = 1e-3
 """A probe of a plan faster than this leaves its first call out."""
 
@@ -51,12 +57,17 @@ class _Window:
     skip: bool = True
     """Leave the next call out (the first after a switch or a probe)."""
 
+    times: list[float] | None = None
+    """Each timed call's seconds, when kept (probes)."""
+
     def add(self, seconds: float) -> None:
         if self.skip:
             self.skip = False
         else:
             self.calls += 1
             self.seconds += seconds
+            if self.times is not None:
+                self.times.append(seconds)
 
     def mean(self) -> float | None:
         return self.seconds / self.calls if self.calls else None
@@ -115,7 +126,8 @@ class PlanSelector:
         else:
             self.calls[index] += 1
             self._probe_window.add(seconds)
-            if self._probe_window.seconds >= self.probe_s:
+            window = self._probe_window
+            if window.seconds >= self.probe_s and window.calls >= MIN_PROBE_CALLS:
                 self._end_probe()
         return outputs
 
@@ -129,14 +141,15 @@ class PlanSelector:
         current = self.window.mean()
         if current is not None:
             other = self.estimate[self._to_probe()] or current
-            length = max(self.probe_s, other) + (other if other < WARM_BELOW_S else 0.0)
+            length = (max(self.probe_s, MIN_PROBE_CALLS * other)
+                      + (other if other < WARM_BELOW_S else 0.0))
             self._due = length / self.explore
 
     def _start_probe(self) -> None:
         self._probe = self._to_probe()
         self._turn += 1
         guess = self.estimate[self._probe]
-        self._probe_window = _Window(skip=guess is None or guess < WARM_BELOW_S)
+        self._probe_window = _Window(skip=guess is None or guess < WARM_BELOW_S, times=[])
 
     def _end_probe(self) -> None:
         probed, mean, current = self._probe, self._probe_window.mean(), self.window.mean()
@@ -145,7 +158,7 @@ class PlanSelector:
         self.estimate[probed], self.estimate[self.current] = mean, current
         self.calls[self.current] += self.window.total_calls()
         self._probe = None
-        if mean < current:
+        if mean < current and statistics.median(self._probe_window.times) < current:
             self.current, self.switches = probed, self.switches + 1
             self._plan = self.plans[probed]
         self.window, self._due = _Window(), 0.0

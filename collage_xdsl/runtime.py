@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
@@ -192,7 +192,8 @@ class Executable:
         """Chooses between `@main` and its alternatives at run time, when it has any."""
         alternatives = self._alternatives() if adapt else []
         if alternatives:
-            self.selector = PlanSelector([self._run_plain, *(a.run for a in alternatives)])
+            self.selector = PlanSelector([self._run_plain,
+                                          *(a._run_plain for a in alternatives)])
 
     def _alternatives(self) -> list[Executable]:
         """Executables of the plans `@main` lists in `collage.alternatives`."""
@@ -269,12 +270,14 @@ class Executable:
             for i, (op, kernel, callee) in enumerate(planned)
         ]
         self._num_slots = len(slots)
-        self._whole = self._whole_model_step()
+        whole = self._whole_model_step()
+        self._run_plain: Callable[[Sequence[np.ndarray]], list[np.ndarray]] = (
+            self._run_steps if whole is None else self._whole_model_runner(whole))
+        """`@main`'s own plan, unprofiled."""
 
     def _whole_model_step(self) -> _Step | None:
         """The step when `@main` is one kernel call on its arguments, in order, returning
-        its results: `run` then calls the kernel directly (2 us less per run, a tenth of
-        the MNIST CNN's 25 us)."""
+        its results."""
         if len(self._steps) != 1 or self._constants:
             return None
         step = self._steps[0]
@@ -322,18 +325,33 @@ class Executable:
             return self.selector(inputs)
         return self._run_plain(inputs)
 
-    def _run_plain(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """`@main`'s own plan, unprofiled."""
-        whole = self._whole
-        if whole is None:
-            return self._run(inputs, None, None)
-        try:  # the kernel checks its inputs (the arguments of @main)
-            outputs = self._call(whole, inputs)
-        except KernelRunError:
-            outputs = None
-        if outputs is None:  # converted, or refused naming @main
-            outputs = self._call(whole, self._check_inputs(inputs))
-        return [_as_output(v) for v in outputs]
+    def _run_steps(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """`@main`'s own plan, unprofiled, step by step."""
+        return self._run(inputs, None, None)
+
+    def _whole_model_runner(self, step: _Step) -> Callable[[Sequence[np.ndarray]],
+                                                           list[np.ndarray]]:
+        """`run` for a `@main` that is one kernel call on its arguments: the kernel is
+        called directly and checks the arguments itself: no value table, no step loop, no
+        method calls between `run` and the library (a microsecond is 2.5% of the MNIST
+        CNN's 40 us)."""
+        kernel = step.kernel
+        assert kernel is not None
+
+        def run_whole(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+            try:
+                outputs = kernel(inputs)
+            except KernelRunError:
+                outputs = None
+            except CollageError:
+                raise
+            except Exception as e:  # a backend library failing at run time
+                raise _library_error(step, e) from None
+            if outputs is None:  # converted, or refused naming @main
+                outputs = self._call(step, self._check_inputs(inputs))
+            return [v if v.flags.writeable else v.copy() for v in outputs]
+
+        return run_whole
 
     def kernel_calls(self, inputs: Sequence[np.ndarray]) -> list[KernelCall]:
         """Each kernel call of one run on `inputs`, in order, with its operands."""
@@ -390,8 +408,13 @@ class Executable:
         except CollageError:
             raise
         except Exception as e:  # a backend library failing at run time
-            raise ExecutionError(f"{step.kernel.backend} kernel {step.op.callee}: "
-                                 f"{type(e).__name__}: {e}") from None
+            raise _library_error(step, e) from None
+
+
+def _library_error(step: _Step, e: Exception) -> ExecutionError:
+    assert step.kernel is not None
+    return ExecutionError(f"{step.kernel.backend} kernel {step.op.callee}: "
+                          f"{type(e).__name__}: {e}")
 
 
 def _as_output(value):

@@ -248,7 +248,7 @@ def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
     with the same outputs and the same error for a kernel failing at run time."""
     module, feeds, want, _ = example("mlp")
     exe = Executable(assign_module(module, "onnxruntime"))
-    assert exe._whole is not None
+    assert exe._run_plain != exe._run_steps
     direct = exe.run(feeds)
     stepped, _ = exe.run(feeds, profile=True)  # the step loop
     assert_matches(direct, want)

@@ -51,16 +51,17 @@ class OpenVinoKernel:
             raise KernelCompileError(
                 f"openvino: cannot compile kernel @{func.sym_name.data}: {_reason(e)}"
             ) from None
-        self.request = self.compiled.create_infer_request()
-        self._outputs = len(self.compiled.outputs)
+        self.request: ov.InferRequest | None = self.compiled.create_infer_request()
+        self._outputs = range(len(self.compiled.outputs))
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        assert self.compiled is not None, "the kernel was released"
+        request = self.request
+        assert request is not None, "the kernel was released"
         # set_input_tensor + infer costs ~7 us a call here, `infer(dict)` ~21 us
         for i, x in enumerate(self.signature.check(inputs)):
-            self.request.set_input_tensor(i, ov.Tensor(x, shared_memory=True))
-        self.request.infer()
-        return [self.request.get_output_tensor(i).data.copy() for i in range(self._outputs)]
+            request.set_input_tensor(i, ov.Tensor(x, shared_memory=True))
+        request.infer()
+        return [request.get_output_tensor(i).data.copy() for i in self._outputs]
 
     def release(self) -> None:
         self.request = None

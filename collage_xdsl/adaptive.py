@@ -12,22 +12,23 @@ keeps it as `@main.alt1` and the runtime (`collage_xdsl.runtime.Executable`) let
 selector pick at run time.
 
 Policy (every call returns the outputs of the plan that ran it; refinement checked that the
-alternatives agree with the result):
+alternatives agree with the result). Calls go to the current plan (the refined result
+first) in cycles:
 
-- Calls go to the current plan (the refined result first). Its latency is the mean of its
-  calls since the last probe, the first call after a probe left out (caches the probe
-  cooled).
-- A **probe** runs the next other plan (round robin) on the next calls: a first call left
-  out when the plan is faster than `WARM_BELOW_S` (cold caches matter there), then calls
-  until `probe_s` seconds and at least `MIN_PROBE_CALLS` calls: one call of a 90 ms
-  plan is too noisy to switch on (a one-call probe of VGG19 once moved to a plan 5%
-  slower). A probe starts once the
-  current plan has run `probe length / explore` seconds since the last one, so probing
-  takes at most about `explore` of the time spent in calls: when the probed plan is x%
-  slower, that costs at most explore * x%.
-- After a probe, the probed plan becomes the current plan when both the mean and the
-  median of its calls are below the current plan's mean: a mean alone follows one lucky
-  call (a probe of 3 calls, one of them 20% fast, on a plan 5% slower).
+1. **Reference**: the current plan's next calls are timed, its first call left out, until
+   they last `probe_s` seconds and number at least `MIN_PROBE_CALLS`.
+2. **Probe**: the next other plan (round robin) runs the next calls, timed the same way;
+   its first call is left out when the plan is faster than `WARM_BELOW_S` (cold caches
+   matter there) or not measured yet. One call of a 90 ms plan is too noisy to switch on
+   (a one-call probe of VGG19 once moved to a plan 5% slower).
+3. The probed plan becomes the current plan when both the mean and the median of its
+   calls are below the reference's mean: a mean alone follows one lucky call (a probe of
+   3 calls, one of them 20% fast, on a plan 5% slower).
+4. **Steady**: untimed calls of the current plan (a counter, no clock: at 22 us a call,
+   reading the clock twice is 1%), as many as make the probe `explore` of the cycle's
+   time; so when the probed plan is x% slower, probing costs about explore * x%.
+
+The first cycle starts at the first call.
 """
 
 from __future__ import annotations
@@ -36,45 +37,43 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 EXPLORE = 0.03
-"""The largest share of call time spent probing the other plans."""
+"""The share of call time spent probing the other plans."""
 PROBE_S = 1e-3
-"""Seconds of steady calls per probe (at least `MIN_PROBE_CALLS` calls)."""
+"""Seconds of timed calls per reference and per probe (at least `MIN_PROBE_CALLS` calls)."""
 MIN_PROBE_CALLS = 3
-"""Timed calls per probe at least."""
+"""Timed calls per reference and per probe at least."""
 WARM_BELOW_S = 1e-3
 """A probe of a plan faster than this leaves its first call out."""
 
 
 @dataclass
 class _Window:
-    """Timed calls of one plan: their number and total seconds."""
+    """Timed calls of one plan."""
 
+    plan: int
+    skip: bool
+    """Leave the next call out (a first call)."""
     calls: int = 0
-    seconds: float = 0.0
-    skip: bool = True
-    """Leave the next call out (the first after a switch or a probe)."""
-
-    times: list[float] | None = None
-    """Each timed call's seconds, when kept (probes)."""
+    """Calls made, the one left out included."""
+    times: list[float] = field(default_factory=list)
+    left_out: float = 0.0
+    """Seconds of the call left out."""
 
     def add(self, seconds: float) -> None:
+        self.calls += 1
         if self.skip:
-            self.skip = False
+            self.skip, self.left_out = False, seconds
         else:
-            self.calls += 1
-            self.seconds += seconds
-            if self.times is not None:
-                self.times.append(seconds)
+            self.times.append(seconds)
 
-    def mean(self) -> float | None:
-        return self.seconds / self.calls if self.calls else None
+    def done(self, probe_s: float) -> bool:
+        return len(self.times) >= MIN_PROBE_CALLS and sum(self.times) >= probe_s
 
-    def total_calls(self) -> int:
-        """Calls made, the one left out included."""
-        return self.calls + (not self.skip)
+    def mean(self) -> float:
+        return statistics.fmean(self.times)
 
 
 class PlanSelector:
@@ -82,91 +81,79 @@ class PlanSelector:
 
     def __init__(self, plans: Sequence[Callable], *, explore: float = EXPLORE,
                  probe_s: float = PROBE_S, clock: Callable[[], float] = time.perf_counter):
-        if len(plans) < 1:
-            raise ValueError("PlanSelector needs at least one plan")
+        if len(plans) < 2:
+            raise ValueError("PlanSelector needs at least two plans to choose between")
         if not 0 < explore < 1:
             raise ValueError(f"explore must be in (0, 1), got {explore}")
         self.plans, self.explore, self.probe_s, self.clock = list(plans), explore, probe_s, clock
         self.current = 0
         self._plan = self.plans[0]
-        self.window = _Window()
-        """The current plan's calls since the last probe."""
-        self._due = 0.0 if len(self.plans) > 1 else math.inf
-        """The window's seconds at which the next probe starts (0: not known yet)."""
+        self._steady = 0
+        """Untimed calls of the current plan left before the next reference."""
+        self._window: _Window | None = None
+        """The reference or probe being timed (None while steady)."""
+        self._reference: _Window | None = None
+        """The reference of the probe under way."""
         self.estimate: list[float | None] = [None] * len(self.plans)
         """Each plan's latest measured mean latency."""
         self.calls = [0] * len(self.plans)
+        """Calls per plan, the steady calls counted when their run starts."""
         self.probes = self.switches = 0
-        self._probe: int | None = None
-        self._probe_window = _Window()
         self._turn = 0
 
     def __call__(self, inputs):
-        window = self.window
-        if self._probe is not None or window.seconds >= self._due:
-            return self._call_slow(inputs)
-        clock = self.clock  # the steady path: time the current plan, nothing else
-        started = clock()
-        outputs = self._plan(inputs)
-        window.seconds += clock() - started
-        window.calls += 1
-        return outputs
+        if self._steady:  # the steady path: count down, call, nothing else
+            self._steady -= 1
+            return self._plan(inputs)
+        return self._call_timed(inputs)
 
-    def _call_slow(self, inputs):
-        """A call that starts, continues or ends a probe, or sets when the next is due."""
-        if self._probe is None and 0 < self._due <= self.window.seconds:
-            self._start_probe()
-        index = self.current if self._probe is None else self._probe
+    def _call_timed(self, inputs):
+        """A call of a reference or a probe; it starts the window when none is open, and
+        ends the cycle when the probe is done."""
+        window = self._window
+        if window is None:
+            window = self._window = _Window(self.current, skip=True)
         started = self.clock()
-        outputs = self.plans[index](inputs)
-        seconds = self.clock() - started
-        if self._probe is None:
-            self.window.add(seconds)
-            self._set_due()
-        else:
-            self.calls[index] += 1
-            self._probe_window.add(seconds)
-            window = self._probe_window
-            if window.seconds >= self.probe_s and window.calls >= MIN_PROBE_CALLS:
-                self._end_probe()
+        outputs = self.plans[window.plan](inputs)
+        window.add(self.clock() - started)
+        if window.done(self.probe_s):
+            if self._reference is None:
+                self._reference, self._window = window, self._start_probe()
+            else:
+                self._end_cycle(self._reference, window)
         return outputs
 
-    def _to_probe(self) -> int:
-        """The plan the next probe runs: the plans other than the current one in turn."""
+    def _start_probe(self) -> _Window:
         others = [i for i in range(len(self.plans)) if i != self.current]
-        return others[self._turn % len(others)]
-
-    def _set_due(self) -> None:
-        """Once the window has a mean: the probe starts after length / explore seconds."""
-        current = self.window.mean()
-        if current is not None:
-            other = self.estimate[self._to_probe()] or current
-            length = (max(self.probe_s, MIN_PROBE_CALLS * other)
-                      + (other if other < WARM_BELOW_S else 0.0))
-            self._due = length / self.explore
-
-    def _start_probe(self) -> None:
-        self._probe = self._to_probe()
+        probed = others[self._turn % len(others)]
         self._turn += 1
-        guess = self.estimate[self._probe]
-        self._probe_window = _Window(skip=guess is None or guess < WARM_BELOW_S, times=[])
+        guess = self.estimate[probed]
+        return _Window(probed, skip=guess is None or guess < WARM_BELOW_S)
 
-    def _end_probe(self) -> None:
-        probed, mean, current = self._probe, self._probe_window.mean(), self.window.mean()
-        assert probed is not None and mean is not None and current is not None
+    def _end_cycle(self, reference: _Window, probe: _Window) -> None:
+        current, mean = reference.mean(), probe.mean()
         self.probes += 1
-        self.estimate[probed], self.estimate[self.current] = mean, current
-        self.calls[self.current] += self.window.total_calls()
-        self._probe = None
-        if mean < current and statistics.median(self._probe_window.times) < current:
-            self.current, self.switches = probed, self.switches + 1
-            self._plan = self.plans[probed]
-        self.window, self._due = _Window(), 0.0
+        self.estimate[reference.plan], self.estimate[probe.plan] = current, mean
+        self.calls[reference.plan] += reference.calls
+        self.calls[probe.plan] += probe.calls
+        if mean < current and statistics.median(probe.times) < current:
+            self.current, self.switches = probe.plan, self.switches + 1
+            self._plan = self.plans[probe.plan]
+        latency = self.estimate[self.current]
+        assert latency is not None
+        probe_s = sum(probe.times) + probe.left_out
+        cycle_s = probe_s / self.explore - sum(reference.times) - probe_s
+        self._steady = max(0, math.ceil(cycle_s / max(latency, 1e-9)))
+        self.calls[self.current] += self._steady
+        self._window = self._reference = None
 
     def stats(self) -> dict:
         """Calls per plan, probes, switches, the current plan and the latest estimates."""
         calls = list(self.calls)
-        calls[self.current] += self.window.total_calls()
+        calls[self.current] -= self._steady
+        for window in (self._reference, self._window):
+            if window is not None:
+                calls[window.plan] += window.calls
         return {"calls": calls, "probes": self.probes, "switches": self.switches,
                 "current": self.current,
                 "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate]}

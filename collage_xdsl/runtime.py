@@ -49,6 +49,7 @@ from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.interpreter import evaluate_op, run_function
 from collage_xdsl.structure import function_hash
+from collage_xdsl.transitions import direct_kernel_call
 from collage_xdsl.tensors import np_dtype, shape_of
 
 
@@ -277,14 +278,11 @@ class Executable:
 
     def _whole_model_step(self) -> _Step | None:
         """The step when `@main` is one kernel call on its arguments, in order, returning
-        its results."""
-        if len(self._steps) != 1 or self._constants:
+        its results (`direct_kernel_call`)."""
+        if direct_kernel_call(self.main) is None:
             return None
-        step = self._steps[0]
-        whole = (step.kernel is not None and not step.tuples
-                 and step.operands == tuple(range(len(self._arg_types)))
-                 and step.results == self._outputs)
-        return step if whole else None
+        (step,) = self._steps
+        return step
 
     def _compile(self, func: FuncOp) -> CompiledKernel:
         name = func.sym_name.data

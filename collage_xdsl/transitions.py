@@ -50,7 +50,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
@@ -215,7 +217,12 @@ def plan_estimate(graph: DataflowGraph, kernels: Sequence, costs: TransitionCost
                   ) -> PlanEstimate:
     """Estimate running ``graph`` as ``kernels`` (``.inside``, ``.backend``, ``.cost``):
     their costs, a launch per kernel, a crossing per (tensor, consuming kernel) whose
-    producer is a kernel of another backend, and the run's base cost."""
+    producer is a kernel of another backend, and the run's base cost. One kernel doing
+    all of the function's work is all there is to a run (the runtime calls it directly,
+    `direct_kernel_call`): its cost alone."""
+    if len(kernels) == 1 and graph.kernel_nodes & ~kernels[0].inside == 0:
+        return PlanEstimate(kernels[0].cost if kernels[0].cost is not None else 0.0,
+                            0.0, 0.0, 0.0)
     owner: dict[int, str] = {}
     for k in kernels:
         for v in bits(k.inside):
@@ -233,14 +240,32 @@ def plan_estimate(graph: DataflowGraph, kernels: Sequence, costs: TransitionCost
     )
 
 
+def direct_kernel_call(main: FuncOp) -> CallOp | None:
+    """The call when ``main`` is one call of a ``collage.kernel`` function on its
+    arguments, in order, returning its results, all tensors: `collage_xdsl.runtime`
+    then calls the kernel directly (no step loop), and the run costs the kernel alone."""
+    block = main.body.block
+    ops = list(block.ops)
+    if len(ops) != 2 or not isinstance(ops[0], CallOp) or not isinstance(ops[1], ReturnOp):
+        return None
+    call, ret = ops
+    callee = SymbolTable.lookup_symbol(call, call.callee)
+    same = (len(call.operands) == len(block.args)
+            and all(a is b for a, b in zip(call.operands, block.args))
+            and len(ret.operands) == len(call.results)
+            and all(a is b for a, b in zip(ret.operands, call.results)))
+    if not (same and isinstance(callee, FuncOp) and "collage.kernel" in callee.attributes
+            and all(isinstance(v.type, TensorType) for v in (*call.operands, *call.results))):
+        return None
+    return call
+
+
 def outlined_estimate(main, costs: TransitionCosts) -> PlanEstimate:
     """:func:`plan_estimate` of an outlined ``@main`` (a `func.FuncOp` calling
     ``collage.kernel`` functions, as `collage_xdsl.runtime` runs it): kernels are the
     called functions' ``collage.cost`` (NaN when one has none), one launch per call, a
-    crossing per operand a call of another backend produced."""
-    from xdsl.dialects.func import CallOp, FuncOp
-    from xdsl.traits import SymbolTable
-
+    crossing per operand a call of another backend produced; a direct kernel call
+    (`direct_kernel_call`) is its kernel's cost alone."""
     kernels = launches = crossings = 0.0
     calls = 0
     producer: dict = {}
@@ -256,6 +281,8 @@ def outlined_estimate(main, costs: TransitionCosts) -> PlanEstimate:
                          for v in op.operands)
         producer.update((r, backend) for r in op.results)
         calls += 1
+    if direct_kernel_call(main) is not None:
+        return PlanEstimate(kernels, 0.0, 0.0, 0.0)
     return PlanEstimate(kernels, launches, crossings, costs.base if calls else 0.0)
 
 

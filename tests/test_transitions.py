@@ -57,11 +57,15 @@ def test_plan_estimate_charges_launches_and_crossings_between_backends():
     assert e.launches == pytest.approx(0.1 + 0.2 + 0.1)
     assert e.crossings == pytest.approx((0.01 + 0.001 * 32) + 0.02)
     assert e.total == pytest.approx(12.0 + 1.0 + 0.4 + 0.062)
-    # one kernel: no crossing; no kernels at all: no base either
+    # one kernel doing all the work is called directly: its cost alone; no kernels at
+    # all: nothing
     whole = T.plan_estimate(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)],
                             costs)
-    assert (whole.crossings, whole.launches, whole.total) == (0.0, 0.1, pytest.approx(7.1))
+    assert whole == T.PlanEstimate(6.0, 0.0, 0.0, 0.0)
     assert T.plan_estimate(graph, [], costs).total == 0.0
+    # one kernel leaving an op to the host: launch and base
+    part = T.plan_estimate(graph, kernels[:1], costs)
+    assert part == T.PlanEstimate(3.0, 0.1, 0.0, 1.0)
 
 
 def test_outlined_estimate_agrees_with_the_plan_estimate():
@@ -84,6 +88,30 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     got = T.outlined_estimate(main, costs)
     assert got == pytest.approx(want)
     assert T.outlined_estimate(main, T.NONE).total == pytest.approx(10.0)
+    assert T.direct_kernel_call(main) is None
+
+
+def test_a_direct_kernel_call_costs_its_kernel_alone():
+    """One kernel on @main's arguments returning its results: the runtime calls it
+    directly, so neither launch nor base is charged; a @main returning anything else is
+    not a direct call."""
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.traits import SymbolTable
+
+    from collage_xdsl.partition import partition
+    from collage_xdsl.passes.outline import outline_kernels
+
+    graph, _ = chain_graph()
+    module = ModuleOp([graph.func])
+    partition(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)])
+    outline_kernels(module)
+    main = SymbolTable.lookup_symbol(module, "main")
+    call = T.direct_kernel_call(main)
+    assert call is not None and call.callee.string_value().startswith("collage_x")
+    assert T.outlined_estimate(main, COSTS) == T.PlanEstimate(6.0, 0.0, 0.0, 0.0)
+    ret = main.body.block.last_op
+    ret.operands = [main.body.block.args[0]]  # returns its argument: not one kernel call
+    assert T.direct_kernel_call(main) is None
 
 
 @pytest.mark.parametrize("crossing, expected", [

@@ -10,9 +10,9 @@ side by side in rounds.
 Both sides are measured now, in the same process and rounds, so the check is free of what
 a cost database measured at another time cannot know (this machine's speed drifts by
 tens of percent between hours). Per round, each kernel call of one run is repeated alone
-(one untimed call, then ``calls`` timed ones, each right after the L2 caches were evicted,
-their median: the estimator's loop, `collage_xdsl.evict`, on the operands it got in the
-run), then the whole run (the same way, without eviction: its kernels evict each other). The
+(one untimed call, then ``calls`` timed ones, each right after the L2 caches were evicted
+when the run does not fit in them, their median: the estimator's loop,
+`collage_xdsl.evict`, on the operands it got in the run), then the whole run (the same way, without eviction: its kernels evict each other). The
 boundary part is `collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``:
 launches, crossings and the runtime's base.
 """
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import Evictor
+from collage_xdsl.evict import Evictor, needs_eviction
 from collage_xdsl.runtime import Executable
 from collage_xdsl.stats import MedianCI, median, median_ci
 from collage_xdsl.transitions import NONE, PlanEstimate, TransitionCosts, outlined_estimate
@@ -102,7 +102,8 @@ def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],
     if not kernel_calls:
         raise CollageError(f"additivity check: @{exe.main.sym_name.data} calls no kernels")
     estimate = outlined_estimate(exe.main, costs)
-    evict = Evictor(exe.policy.threads)
+    threads = exe.policy.threads
+    evict = Evictor(threads) if needs_eviction(exe.module, threads) else None
     extra = estimate.launches + estimate.crossings + estimate.base
     sums, runs, ratios = [], [], []
     for _ in range(rounds):

@@ -167,9 +167,11 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     return random_arguments(func, seed, int_high=4, cap_indices=True)
 
 
-MEASUREMENT = "L2 evicted before each run"
-"""How kernel costs are measured (`WorkerCostEstimator`'s default): part of a cost's key in
-the cost database, so that costs measured another way are measured again."""
+def measurement(evict: bool) -> str:
+    """How kernel costs are measured, after eviction or back to back
+    (`collage_xdsl.evict.needs_eviction`): part of a cost's key in the cost database, so
+    that costs measured another way are measured again."""
+    return "L2 evicted before each run" if evict else "back to back (the run fits in L2)"
 
 
 class MeasuredCostEstimator(CostEstimator):

@@ -47,8 +47,9 @@ from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_can
 from collage_xdsl.cost import Cost
 from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.errors import CollageError
+from collage_xdsl.evict import needs_eviction
 from collage_xdsl.estimators import (
-    MEASUREMENT,
+    measurement,
     CostEstimator,
     MockCostEstimator,
     kernel_request,
@@ -75,9 +76,10 @@ from collage_xdsl.transitions import (
 
 def make_estimator(
     specs: Sequence[PartitionSpec], estimator: str, mock_costs: str, cost_db: str | None,
-    measure_workers: int = 1, measure_timeout: float = 120.0,
+    measure_workers: int = 1, measure_timeout: float = 120.0, evict: bool = True,
 ) -> tuple[CostEstimator, CostDatabase | None]:
-    """The estimator the options ask for, wrapped in the cost database when given one."""
+    """The estimator the options ask for, wrapped in the cost database when given one;
+    a measured one times kernels after L2 eviction when ``evict`` is set."""
     if estimator == "mock":
         inner: CostEstimator = MockCostEstimator(parse_mock_costs(mock_costs))
     elif estimator == "measured":
@@ -91,9 +93,10 @@ def make_estimator(
                 f"{', '.join(repr(m) for m in missing)} (hooks exist for "
                 f"{', '.join(sorted(BACKENDS))}); use estimator=mock for toy backends"
             )
-        from collage_xdsl.measure import WorkerCostEstimator
+        from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
 
-        inner = WorkerCostEstimator(workers=measure_workers, timeout_s=measure_timeout)
+        inner = WorkerCostEstimator(workers=measure_workers, timeout_s=measure_timeout,
+                                    settings=MeasureSettings(evict=evict))
     else:
         raise CollageError(
             f"collage-partition: unknown estimator {estimator!r} (mock or measured)"
@@ -101,7 +104,7 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
-    versions = {s.name: f"{s.backend.version}; {MEASUREMENT}" for s in specs
+    versions = {s.name: f"{s.backend.version}; {measurement(evict)}" for s in specs
                 if s.backend is not None}
     return CachedCostEstimator(inner, db, versions.__getitem__), db
 
@@ -175,8 +178,11 @@ class CollagePartitionPass(CandidateOptions):
             TuningOptions(self.tvm_tune, self.tvm_tune_trials,
                           self.tvm_tune_db or str(default_db_dir())).export()
         specs = self.specs()
+        from collage_xdsl.codegen.threads import ThreadPolicy
+
+        evict = needs_eviction(op, ThreadPolicy.resolve(None).threads)
         estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db,
-                                       self.measure_workers, self.measure_timeout)
+                                       self.measure_workers, self.measure_timeout, evict)
         configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
         transitions = self.transition_costs(specs, db)
 

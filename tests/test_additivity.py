@@ -67,7 +67,8 @@ def test_additivity_check_times_both_sides_and_adds_the_boundaries():
     assert check.to_json()["calls"] == 3 and "error" in check.format()
 
 
-def test_kernels_alone_are_timed_after_eviction_and_the_run_without(monkeypatch):
+def test_kernels_alone_are_timed_after_eviction_when_the_run_does_not_fit_in_l2(
+        monkeypatch):
     exe = relu_sigmoid_relu()
     x = np.ones((4, 64), np.float32)
     log = []
@@ -85,10 +86,17 @@ def test_kernels_alone_are_timed_after_eviction_and_the_run_without(monkeypatch)
             return call(self, ops)
         monkeypatch.setattr(kind, "__call__", traced)
     monkeypatch.setattr(additivity, "Evictor", Evictor)
+    monkeypatch.setattr(additivity, "needs_eviction", lambda module, threads: True)
     check_additivity(exe, [x], rounds=2, calls=3)
     alone = (["kernel"] + ["evict", "kernel"] * 3) * 3   # an untimed call, then 3 timed
     run = ["kernel"] * 3 * (1 + 3)                       # the whole run, 1 + 3 times
     assert log == ["kernel"] * 3 + (alone + run) * 2  # the calls recorded, then the rounds
+    # a run that fits in the L2 caches (this one: 4 x 64 floats a tensor): no eviction
+    log.clear()
+    monkeypatch.undo()
+    monkeypatch.setattr(additivity, "Evictor", Evictor)
+    check_additivity(exe, [x], rounds=2, calls=3)
+    assert "evict" not in log
 
 
 def test_additivity_check_rejects_what_it_cannot_check():

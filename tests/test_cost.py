@@ -12,7 +12,7 @@ from xdsl.ir import Block, Region
 from collage_xdsl.cost import Cost
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import DEFAULT_L2, LINE, Evictor, l2_bytes
+from collage_xdsl.evict import DEFAULT_L2, LINE, Evictor, footprint, l2_bytes, needs_eviction
 from collage_xdsl.estimators import (
     KernelRequest,
     MeasuredCostEstimator,
@@ -199,6 +199,29 @@ def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):
     evict()
     assert evict._buffer[::LINE].tolist() == [2] * (4096 // LINE)
     assert evict._buffer.sum() == 2 * (4096 // LINE)  # one write per cache line
+
+
+def test_footprint_counts_each_tensor_a_run_touches_once(monkeypatch):
+    from ir_helpers import parse
+
+    import collage_xdsl.evict as evict_module
+
+    t = "tensor<4x8xf32>"  # 128 bytes
+    module = parse(f"""
+func.func @main(%x: {t}) -> {t} {{
+  %r = func.call @k(%x) : ({t}) -> {t}
+  func.return %r : {t}
+}}
+func.func private @k(%a: {t}) -> {t} {{
+  %b = collage.relu %a : {t}
+  %c = collage.relu %b : {t}
+  func.return %c : {t}
+}}
+""")
+    # @main's argument, @k's argument and its two relus; the call's result is @k's
+    assert footprint(module) == 4 * 128
+    monkeypatch.setattr(evict_module, "l2_bytes", lambda: 256)
+    assert needs_eviction(module, threads=1) and not needs_eviction(module, threads=2)
 
 
 def test_measured_percentile_and_budget():

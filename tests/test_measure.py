@@ -22,7 +22,7 @@ from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import MEASUREMENT, KernelRequest, random_inputs
+from collage_xdsl.estimators import KernelRequest, MockCostEstimator, measurement, random_inputs
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
 from collage_xdsl.passes import partition as partition_pass
@@ -230,6 +230,22 @@ func.func @main(%x: {T}, %y: {T}) -> {T} {{
 """
 
 
+def test_kernels_are_timed_after_eviction_only_when_the_run_does_not_fit_in_l2(monkeypatch):
+    import collage_xdsl.evict as evict_module
+
+    asked = []
+
+    def make_estimator(*args):
+        asked.append(args[-1])
+        return MockCostEstimator({}), None
+
+    monkeypatch.setattr(partition_pass, "make_estimator", make_estimator)
+    for l2, evicts in ((1 << 20, False), (16, True)):  # 5 tensors of 128 bytes
+        monkeypatch.setattr(evict_module, "l2_bytes", lambda l2=l2: l2)
+        CollagePartitionPass(backends=("tvm",)).apply(Context(), parse(RELU_ADD_RELU))
+        assert asked[-1] is evicts
+
+
 def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
     """The `test` backend (relu and add, any fusion) cannot compile add: its kernels with
     an add are Invalid, the search leaves the add to tvm, and the partitioned model
@@ -285,7 +301,11 @@ def test_compile_hook_must_reach_the_worker():
 def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
     # costs measured another way (before L2 eviction) are not reused: they are measured again
     specs = CollagePartitionPass(backends=("tvm",)).specs()
-    estimator, db = partition_pass.make_estimator(specs, "measured", "", str(tmp_path / "c.db"))
-    assert estimator.version_of("tvm") == f"{get_backend('tvm').version}; {MEASUREMENT}"
-    estimator.close()
-    db.close()
+    for evict in (True, False):
+        estimator, db = partition_pass.make_estimator(specs, "measured", "",
+                                                      str(tmp_path / "c.db"), evict=evict)
+        assert estimator.version_of("tvm") == \
+            f"{get_backend('tvm').version}; {measurement(evict)}"
+        estimator.close()
+        db.close()
+    assert measurement(True) != measurement(False)

@@ -53,10 +53,13 @@ worth of whole-model measurements per generation):
    is compared with cannot be measured, the search stops. Outputs that differ only by
    rounding (the scorer says why: an ill-conditioned softmax,
    `collage_xdsl.conditioning`) agree; the trial keeps the scorer's note.
-5. **Alternatives** (`RefineOptions.alternatives` = N > 0): the N measured plans closest
-   to the result, each within `TIE` of it (by latency relative to the start plan), are
-   kept for the runtime to choose between (`collage_xdsl.adaptive`): which library is
-   faster can change with the machine's state after refinement decided.
+5. **Alternatives** (`RefineOptions.alternatives` = N > 0): N measured plans within `TIE`
+   of the result (by latency relative to the start plan) are kept for the runtime to
+   choose between (`collage_xdsl.adaptive`): which library is faster can change with the
+   machine's state after refinement decided. The start plan comes first when the result
+   replaced it (a single measurement may have ranked it wrongly: the MLP's one ONNX
+   Runtime kernel, 25 us in the benchmark, measured 36 us in refinement once), then the
+   plans closest to the result.
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
@@ -777,7 +780,8 @@ class _Search:
     def finish(self) -> Refinement:
         result = self.result
         near = sorted((m for key, m in self.measured.items() if key != result.plan.key
-                       and m[1] <= result.ratio * (1 + TIE)), key=lambda m: m[1])
+                       and m[1] <= result.ratio * (1 + TIE)),
+                      key=lambda m: (m[0].key != result.start.key, m[1]))
         if result.load_s is not None and self.latest:
             result.alternatives = near[:self.options.alternatives]
         result.start_ms = _ms(self.latest.get(result.start.key))

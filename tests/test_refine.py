@@ -204,6 +204,22 @@ def test_a_start_plan_kept_over_a_near_tie_becomes_the_alternative():
     assert plan.key == seed.key and relative == pytest.approx(0.98)
 
 
+def test_a_replaced_start_plan_within_the_tie_is_the_first_alternative():
+    # the seed is 10% faster than the start plan; other plans, 5% faster, are closer to
+    # it, but the start plan is kept first
+    space = chain_space()
+    start = make_plan(kernels(space.graph, *BAD_START), "")
+    seed = space.seeds()[0]
+
+    def latency(plan):
+        return {start.key: 1.0, seed.key: 0.90}.get(plan.key, 0.95)
+
+    result = refine(space, start.kernels, latency, RefineOptions(budget_s=60, alternatives=2))
+    assert result.plan.key == seed.key
+    (first, r1), (_, r2) = result.alternatives
+    assert first.key == start.key and r1 == 1.0 and r2 == pytest.approx(0.95)
+
+
 def test_failing_challengers_are_rejected_with_their_reason():
     def latency(plan):
         for k in plan.kernels:

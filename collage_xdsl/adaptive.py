@@ -21,9 +21,13 @@ first) in cycles:
    its first call is left out when the plan is faster than `WARM_BELOW_S` (cold caches
    matter there) or not measured yet. One call of a 90 ms plan is too noisy to switch on
    (a one-call probe of VGG19 once moved to a plan 5% slower).
-3. The probed plan becomes the current plan when both the mean and the median of its
-   calls are below the reference's mean: a mean alone follows one lucky call (a probe of
-   3 calls, one of them 20% fast, on a plan 5% slower).
+3. The probed plan wins the cycle when both the mean and the median of its calls are
+   below the reference's mean: a mean alone follows one lucky call (a probe of 3 calls,
+   one of them 20% fast, on a plan 5% slower). A win starts the next cycle at once, on
+   the same plan; the plan becomes the current one when it wins that one too. One cycle
+   of 3 calls each way can be fooled by what runs between calls: in the benchmark, whose
+   samples of AlexNet are 6 calls of 8.5 ms between other configurations, one probe
+   moved it to a plan 5% slower for the rest of the run.
 4. **Steady**: untimed calls of the current plan (a counter, no clock: at 22 us a call,
    reading the clock twice is 1%), as many as make the probe `explore` of the cycle's
    time; so when the probed plan is x% slower, probing costs about explore * x%.
@@ -100,6 +104,8 @@ class PlanSelector:
         """Calls per plan, the steady calls counted when their run starts."""
         self.probes = self.switches = 0
         self._turn = 0
+        self._won: int | None = None
+        """The plan that won the last cycle, to be confirmed by the next."""
 
     def __call__(self, inputs):
         if self._steady:  # the steady path: count down, call, nothing else
@@ -124,9 +130,12 @@ class PlanSelector:
         return outputs
 
     def _start_probe(self) -> _Window:
-        others = [i for i in range(len(self.plans)) if i != self.current]
-        probed = others[self._turn % len(others)]
-        self._turn += 1
+        if self._won is not None:
+            probed = self._won
+        else:
+            others = [i for i in range(len(self.plans)) if i != self.current]
+            probed = others[self._turn % len(others)]
+            self._turn += 1
         guess = self.estimate[probed]
         return _Window(probed, skip=guess is None or guess < WARM_BELOW_S)
 
@@ -136,16 +145,21 @@ class PlanSelector:
         self.estimate[reference.plan], self.estimate[probe.plan] = current, mean
         self.calls[reference.plan] += reference.calls
         self.calls[probe.plan] += probe.calls
-        if mean < current and statistics.median(probe.times) < current:
+        self._window = self._reference = None
+        won = mean < current and statistics.median(probe.times) < current
+        if won and self._won is None:  # confirm at once
+            self._won, self._steady = probe.plan, 0
+            return
+        if won:
             self.current, self.switches = probe.plan, self.switches + 1
             self._plan = self.plans[probe.plan]
+        self._won = None
         latency = self.estimate[self.current]
         assert latency is not None
         probe_s = sum(probe.times) + probe.left_out
         cycle_s = probe_s / self.explore - sum(reference.times) - probe_s
         self._steady = max(0, math.ceil(cycle_s / max(latency, 1e-9)))
         self.calls[self.current] += self._steady
-        self._window = self._reference = None
 
     def stats(self) -> dict:
         """Calls per plan, probes, switches, the current plan and the latest estimates."""

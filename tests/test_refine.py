@@ -786,6 +786,6 @@ def test_compile_summary_says_when_refinement_changed_the_plan():
     changed = {"functions": [{"function": "main", "changed": True, "ratio": 0.84}]}
     same = {"functions": [{"function": "main", "changed": False, "ratio": 1.0}]}
     summary = kernel_summary(Partitioned(module, report, "", 1.0, changed))
-    assert summary == ("0 kernels (), estimated 1 ms, refined @main to 0.84x of the search's "
-                       "plan, partitioned in 1.00 s")
+    assert summary == ("0 kernels (), estimated 1 ms for the search's plan, refined @main to "
+                       "0.84x of the search's plan, partitioned in 1.00 s")
     assert "refined" not in kernel_summary(Partitioned(module, report, "", 1.0, same))

@@ -110,8 +110,9 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
 
 def kernel_summary(partitioned: Partitioned) -> str:
     """`N kernels (tvm 2, openvino 1), estimated 1.2 ms, partitioned in 0.4 s`, with
-    `, refined @main to 0.84x of the search's plan` when refinement changed the plan and
-    `, 1 alternative plan(s) of @main kept` when it kept near-tied plans."""
+    `, refined @main to 0.84x of the search's plan` when refinement changed the plan (the
+    estimate, the search's, then says `for the search's plan`) and `, 1 alternative
+    plan(s) of @main kept` when it kept near-tied plans."""
     funcs = kernel_functions(partitioned.module)
     per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
     total = sum(r["estimated_seconds"] or 0.0 for r in partitioned.report["functions"])
@@ -122,8 +123,9 @@ def kernel_summary(partitioned: Partitioned) -> str:
     kept = "".join(
         f", {len(r['alternatives'])} alternative plan(s) of @{r['function']} kept"
         for r in (partitioned.refinement or {}).get("functions", []) if r.get("alternatives"))
-    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}{refined}{kept}, "
-            f"partitioned in {partitioned.seconds:.2f} s")
+    whose = " for the search's plan" if refined else ""
+    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}{whose}{refined}"
+            f"{kept}, partitioned in {partitioned.seconds:.2f} s")
 
 
 def duration(seconds: float) -> str:

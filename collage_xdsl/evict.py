@@ -20,9 +20,9 @@ buffer as large as the L2 caches of the cores it runs on (L2 size per core from 
 threads; 1 MiB per thread where the system does not say) -- when the model's run does
 not fit in them (`needs_eviction`). When it does (the MNIST CNN: 0.1 MiB), a kernel finds
 its data in L2 in a run too, and eviction only adds a cold start: the MNIST CNN's one
-OpenVINO kernel timed after eviction was 7% above its run, timed back to back 1% below. A one-off variant that wrote
-48 MiB, flushing the shared L3 too, overshot: 28.8 ms against a 24.8 ms run for
-ResNet-50, 18.2 ms against 14.9 ms for Inception-v2.
+OpenVINO kernel timed after eviction was 7% above its run, timed back to back 1% below.
+A one-off variant that wrote 48 MiB, flushing the shared L3 too, overshot: 28.8 ms
+against a 24.8 ms run for ResNet-50, 18.2 ms against 14.9 ms for Inception-v2.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp, FuncOp
 
-from collage_xdsl.tensors import np_dtype, shape_of
+from collage_xdsl.tensors import tensor_bytes
 
 LINE = 64
 """Bytes per cache line: one write per line evicts it."""
@@ -75,8 +75,7 @@ def footprint(module: ModuleOp) -> int:
     values = [a for f in module.walk() if isinstance(f, FuncOp) and not f.is_declaration
               for a in f.body.block.args]
     values += [r for op in module.walk() if not isinstance(op, CallOp) for r in op.results]
-    return sum(int(np.prod(shape_of(v.type))) * np_dtype(v.type.get_element_type()).itemsize
-               for v in values if isinstance(v.type, TensorType))
+    return sum(tensor_bytes(v.type) for v in values)
 
 
 def needs_eviction(module: ModuleOp, threads: int) -> bool:

@@ -86,6 +86,13 @@ def shape_of(t: Attribute) -> tuple[int, ...]:
     return tuple(t.get_shape())
 
 
+def tensor_bytes(t: Attribute) -> int:
+    """The bytes of a value of type ``t`` (0 for tuples and other non-tensor types)."""
+    if not isinstance(t, TensorType):
+        return 0
+    return int(np.prod(shape_of(t))) * np_dtype(t.get_element_type()).itemsize
+
+
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     """An inline ``dense<...>`` attribute holding ``array`` (stored splat-compressed)."""
     array = np.ascontiguousarray(array).reshape(np.shape(array))  # keeps 0-d arrays 0-d

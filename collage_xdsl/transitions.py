@@ -51,13 +51,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
-from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
 from collage_xdsl.index_set import bits
-from collage_xdsl.tensors import np_dtype, shape_of
+from collage_xdsl.tensors import tensor_bytes
 
 SHAPES = ((1, 16, 16, 16), (1, 32, 64, 64))
 """Calibration tensor shapes (16 KiB and 512 KiB of float32)."""
@@ -172,7 +171,7 @@ class Boundaries:
         if key not in self._bytes:
             produced = set(self.graph.nodes[src].values)
             read = {v for v in values_read(self.graph.nodes[dst].op) if v in produced}
-            self._bytes[key] = sum(_nbytes(v.type) for v in read)
+            self._bytes[key] = sum(tensor_bytes(v.type) for v in read)
         return self._bytes[key]
 
     def crossings(self, inside: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -190,13 +189,6 @@ class Boundaries:
                 if not inside >> q & 1 and nodes[q].needs_kernel:
                     outs.append((q, self.edge_bytes(u, q)))
         return list(ins.items()), outs
-
-
-def _nbytes(type_: Attribute) -> int:
-    """The bytes of a tensor handed over (0 for tuples and other non-tensor values)."""
-    if not isinstance(type_, TensorType):
-        return 0
-    return int(np.prod(shape_of(type_))) * np_dtype(type_.get_element_type()).itemsize
 
 
 @dataclass(frozen=True)
@@ -277,7 +269,7 @@ def outlined_estimate(main, costs: TransitionCosts) -> PlanEstimate:
         cost = callee.attributes.get("collage.cost")
         kernels += cost.value.data if cost is not None else math.nan  # type: ignore
         launches += costs.kernel(backend)
-        crossings += sum(costs.edge(producer.get(v), backend, _nbytes(v.type))
+        crossings += sum(costs.edge(producer.get(v), backend, tensor_bytes(v.type))
                          for v in op.operands)
         producer.update((r, backend) for r in op.results)
         calls += 1

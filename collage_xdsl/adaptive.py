@@ -63,6 +63,9 @@ class _Window:
     calls: int = 0
     """Calls made, the one left out included."""
     times: list[float] = field(default_factory=list)
+    """Seconds of each timed call."""
+    seconds: float = 0.0
+    """Their sum."""
     left_out: float = 0.0
     """Seconds of the call left out."""
 
@@ -72,12 +75,13 @@ class _Window:
             self.skip, self.left_out = False, seconds
         else:
             self.times.append(seconds)
+            self.seconds += seconds
 
     def done(self, probe_s: float) -> bool:
-        return len(self.times) >= MIN_PROBE_CALLS and sum(self.times) >= probe_s
+        return len(self.times) >= MIN_PROBE_CALLS and self.seconds >= probe_s
 
     def mean(self) -> float:
-        return statistics.fmean(self.times)
+        return self.seconds / len(self.times)
 
 
 class PlanSelector:
@@ -156,8 +160,8 @@ class PlanSelector:
         self._won = None
         latency = self.estimate[self.current]
         assert latency is not None
-        probe_s = sum(probe.times) + probe.left_out
-        cycle_s = probe_s / self.explore - sum(reference.times) - probe_s
+        probe_s = probe.seconds + probe.left_out
+        cycle_s = probe_s / self.explore - reference.seconds - probe_s
         self._steady = max(0, math.ceil(cycle_s / max(latency, 1e-9)))
         self.calls[self.current] += self._steady
 

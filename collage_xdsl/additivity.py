@@ -12,9 +12,10 @@ a cost database measured at another time cannot know (this machine's speed drift
 tens of percent between hours). Per round, each kernel call of one run is repeated alone
 (one untimed call, then ``calls`` timed ones, each right after the L2 caches were evicted
 when the run does not fit in them, their median: the estimator's loop,
-`collage_xdsl.evict`, on the operands it got in the run), then the whole run (the same way, without eviction: its kernels evict each other). The
-boundary part is `collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``:
-launches, crossings and the runtime's base.
+`collage_xdsl.evict`, on the operands it got in the run), then the whole run (the same
+way, without eviction: its kernels evict each other). The boundary part is
+`collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``: launches,
+crossings and the runtime's base.
 """
 
 from __future__ import annotations

@@ -5,14 +5,17 @@ backend that had a candidate for exactly the same nodes, with its cost), the tot
 of the cover the search found (launch penalties included; before MaxCoalesce merges
 kernels, whose reported cost is then the sum of their parts), how many candidates there
 were, how many estimates ran (cost-database misses when a database is used), cost-database
-hits, the search time, and the estimate of a whole run of the final kernels by part
+hits, the search time, the estimate of a whole run of the final kernels by part
 (kernel costs, launches, crossings between backends, the runtime's base cost:
-`collage_xdsl.transitions.plan_estimate`). `to_json` gives the JSON report (unknown or
-invalid costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`),
-`format_table` the human table:
+`collage_xdsl.transitions.plan_estimate`), and what mixing gains by the cost model's own
+estimates: each backend's cheapest cover alone (`collage_xdsl.search.alone_totals`, the
+search's total with only that backend enabled) and the mixed total as a ratio of the
+cheapest of them. `to_json` gives the JSON report (unknown or invalid costs are `null`,
+with `"unknown"` / `"invalid"` in `cost_status`), `format_table` the human table:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
       estimated run 4.71 s: kernels 4.71 s, launches 0 s, crossings 0 s, base 0 s
+      alone: test 4.71 s, tvm 6.42 s; mixed total 1.000x of test's
       backend      cost         best other            label / ops
       test         2.71 s       tvm 5.42 s            relu_add_relu: relu, add, relu
 """
@@ -50,6 +53,16 @@ class KernelReport:
 
 
 @dataclass(frozen=True)
+class AloneTotal:
+    """The search's total with one backend enabled (`collage_xdsl.search.alone_totals`)."""
+
+    backend: str
+    total: Cost | None
+    reason: str | None = None
+    """Why the backend cannot cover the function alone, when ``total`` is None."""
+
+
+@dataclass(frozen=True)
 class FunctionReport:
     function: str
     kernels: tuple[KernelReport, ...]
@@ -62,6 +75,21 @@ class FunctionReport:
     estimate: PlanEstimate
     transitions: TransitionCosts = NONE
     """The boundary costs behind ``estimate`` (`collage_xdsl.transitions`)."""
+    alone: tuple[AloneTotal, ...] = ()
+
+    def cheapest_alone(self) -> tuple[str, float] | None:
+        """The backend whose cover alone is cheapest, and its total, when one is known."""
+        known = [(a.backend, a.total.seconds) for a in self.alone
+                 if a.total is not None and a.total.is_known]
+        return min(known, key=lambda k: k[1]) if known else None
+
+    def mixing_ratio(self) -> float | None:
+        """The mixed total over the cheapest cover by one backend alone (at most 1 but for
+        the search's crossing heuristic; None when either is not known)."""
+        best = self.cheapest_alone()
+        if best is None or best[1] <= 0 or not self.total.is_known:
+            return None
+        return self.total.seconds / best[1]
 
 
 def explain_function(
@@ -76,9 +104,11 @@ def explain_function(
     search_seconds: float,
     states_expanded: int,
     transitions: TransitionCosts = NONE,
+    alone: dict[str, Cost | str] | None = None,
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
-    (from the estimator's memo: nothing is estimated twice)."""
+    (from the estimator's memo: nothing is estimated twice); `alone` is
+    `collage_xdsl.search.alone_totals`'s result."""
     by_inside: dict[int, list[CandidateKernel]] = {}
     for c in candidates:
         if c.spec.backend is not None:
@@ -105,7 +135,9 @@ def explain_function(
         ))
     return FunctionReport(graph.func.sym_name.data, tuple(reports), total, len(candidates),
                           estimates, cost_db_hits, search_seconds, states_expanded,
-                          plan_estimate(graph, kernels, transitions), transitions)
+                          plan_estimate(graph, kernels, transitions), transitions,
+                          tuple(AloneTotal(b, None, t) if isinstance(t, str) else AloneTotal(b, t)
+                                for b, t in (alone or {}).items()))
 
 
 def _number(x: float | None) -> float | None:
@@ -137,6 +169,14 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
                 "base": r.estimate.base,
             },
             "transitions": r.transitions.to_json(),
+            "alone": [
+                {"backend": a.backend,
+                 "total_cost": None if a.total is None else _number(a.total.seconds),
+                 "total_status": "no cover" if a.total is None else _status(a.total.seconds),
+                 "reason": a.reason}
+                for a in r.alone
+            ],
+            "mixing_ratio": r.mixing_ratio(),
             "kernels": [
                 {
                     "backend": k.backend,
@@ -181,6 +221,13 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
         lines.append(f"  estimated run {_seconds(e.total)}: kernels {_seconds(e.kernels)}, "
                      f"launches {_seconds(e.launches)}, crossings {_seconds(e.crossings)}, "
                      f"base {_seconds(e.base)}")
+        if r.alone:
+            parts = [f"{a.backend} {_seconds(a.total.seconds)}" if a.total is not None
+                     else f"{a.backend} no cover ({a.reason})" for a in r.alone]
+            ratio, best = r.mixing_ratio(), r.cheapest_alone()
+            mixed = "" if ratio is None or best is None else \
+                f"; mixed total {ratio:.3f}x of {best[0]}'s"
+            lines.append(f"  alone: {', '.join(parts)}{mixed}")
         lines.append(f"  {'backend':<12} {'cost':<12} {'best other':<24} label / ops")
         for k in r.kernels:
             other = "-" if k.best_other is None else \

@@ -281,3 +281,25 @@ def search_candidates(
                   is_host=is_host, describe=lambda c: c.describe(graph),
                   backend_of=lambda c: None if is_host(c) else c.spec.name,
                   transitions=transitions)
+
+
+def alone_totals(
+    graph: DataflowGraph, candidates: Sequence, estimator: CostEstimator,
+    *, launch_penalty: float = 0.0, transitions: TransitionCosts | None = None,
+) -> dict[str, Cost | str]:
+    """For each backend with candidates, in first-candidate order: the total of the
+    cheapest cover by its candidates and the host's alone (what :func:`search_candidates`
+    finds with only that backend enabled), or why there is none. Against these, the
+    mixed cover's total shows what mixing backends gains by the cost model's own
+    estimates. Every cost was estimated for the mixed search already."""
+    backends = list(dict.fromkeys(c.spec.name for c in candidates if c.spec.backend is not None))
+    totals: dict[str, Cost | str] = {}
+    for backend in backends:
+        own = [c for c in candidates if c.spec.backend is None or c.spec.name == backend]
+        try:
+            totals[backend] = search_candidates(
+                graph, own, estimator, launch_penalty=launch_penalty, transitions=transitions
+            ).total
+        except CollageError as e:
+            totals[backend] = str(e)
+    return totals

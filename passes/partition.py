@@ -64,7 +64,7 @@ from collage_xdsl.partition import (
     partitionable_functions,
 )
 from collage_xdsl.passes.candidates import CandidateOptions
-from collage_xdsl.search import search_candidates
+from collage_xdsl.search import alone_totals, search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.transitions import (
     NONE,
@@ -224,6 +224,9 @@ class CollagePartitionPass(CandidateOptions):
                         estimates=misses, cost_db_hits=hits,
                         search_seconds=result.seconds, states_expanded=result.states_expanded,
                         transitions=transitions,
+                        alone=alone_totals(graph, candidates, estimator,
+                                           launch_penalty=self.launch_penalty,
+                                           transitions=transitions),
                     ))
                 partition(graph, kernels)
         finally:

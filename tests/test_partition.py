@@ -274,6 +274,40 @@ def test_explain_report_fields(tmp_path):
     assert text.startswith("@main: ") and "best other" in text and "sigmoid" in text
 
 
+def test_explain_report_weighs_the_mix_against_each_backend_alone(tmp_path):
+    """`alone`: each backend's cheapest cover with only it enabled; the test backend
+    cannot run the sigmoid, so it has no cover and the reason names the node."""
+    import json
+    from pathlib import Path
+
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    def report(backends: tuple[str, ...]) -> dict:
+        path = tmp_path / "_".join(backends)
+        CollagePartitionPass(
+            backends=backends, test_ops=("relu", "add", "mul"), byoc_max_regions=False,
+            mock_costs="tvm:2,test:1", launch_penalty=0.5, coalesce=False,
+            explain=f"{path}.json", explain_table=f"{path}.txt",
+        ).apply(Context(), parse(DIAMOND))
+        (function,) = json.loads(Path(f"{path}.json").read_text())["functions"]
+        return function
+
+    mixed = report(("tvm", "test"))
+    tvm_alone, test_alone = mixed["alone"]
+    assert tvm_alone["backend"] == "tvm" and tvm_alone["total_status"] == "known"
+    assert tvm_alone["total_cost"] == pytest.approx(report(("tvm",))["total_cost"])
+    assert test_alone == {"backend": "test", "total_cost": None, "total_status": "no cover",
+                          "reason": test_alone["reason"]}
+    no_sigmoid = "search: cannot cover collage.sigmoid#4: no candidate contains it"
+    assert test_alone["reason"] == no_sigmoid
+    # the test backend runs add and mul at half tvm's cost: the mix is cheaper
+    assert mixed["mixing_ratio"] == pytest.approx(mixed["total_cost"] / tvm_alone["total_cost"])
+    assert mixed["mixing_ratio"] < 1
+    alone_line = (tmp_path / "tvm_test.txt").read_text().splitlines()[2]
+    assert alone_line == (f"  alone: tvm {tvm_alone['total_cost']:.3g} s, test no cover "
+                          f"({no_sigmoid}); mixed total {mixed['mixing_ratio']:.3f}x of tvm's")
+
+
 def test_explain_report_with_cost_db_hits(tmp_path):
     import json
 

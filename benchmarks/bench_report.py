@@ -8,9 +8,11 @@
 Two tables: the median latency of every configuration (ms), and per non-single
 configuration the median of its per-round ratios to the best single backend with the 95%
 confidence interval, next to the partitioning times (cold and warm cost database, and
-with refinement) and the additive errors. `*` marks a slow configuration timed in a few
-rounds only. Below them: the geomean of each ratio over the models, how many models are
-above 1.02x, the largest additive error, and notes (failures with their reasons).
+with refinement), the additive errors, and "estimated mix": the search's total for the
+mixed plan over its total with the cheapest backend alone (what mixing gains by the cost
+model's own estimates, `collage_xdsl.explain`). `*` marks a slow configuration timed in a
+few rounds only. Below them: the geomean of each ratio over the models, how many models
+are above 1.02x, the largest additive error, and notes (failures with their reasons).
 """
 
 from __future__ import annotations
@@ -53,6 +55,11 @@ def summarize(models: dict[str, dict]) -> dict:
         summary["vs_greedy"][config] = {
             "models": len(ratios), "geomean": geomean(ratios) if ratios else None,
             "above_1.02": sum(r > ABOVE for r in ratios)}
+    mixing = [r for m in models.values()
+              if (r := m["partition"].get("warm", {}).get("mixing_ratio")) is not None]
+    summary["estimated_mixing"] = {"models": len(mixing),
+                                   "geomean": geomean(mixing) if mixing else None,
+                                   "min": min(mixing) if mixing else None}
     for config in COLLAGE:
         records = [e for m in models.values() if (e := m["additive_error"].get(config))]
         db = [abs(e["error"]) for e in records if e["error"] is not None]
@@ -98,6 +105,11 @@ def _error(model: dict, config: str) -> str:
     return f"{db} / {e['side_by_side']['error'] * 100:+.0f}%"
 
 
+def _mixing(model: dict) -> str:
+    r = model["partition"].get("warm", {}).get("mixing_ratio")
+    return "n/a" if r is None else f"{r:.3f}"
+
+
 def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of the latency table and the ratio table."""
     models = results["models"].values()
@@ -112,6 +124,7 @@ def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
             _seconds(m["partition"].get("refined")),
             _error(m, "collage-search"),
             _error(m, "collage"),
+            _mixing(m),
         ]
         for m in models
     ]
@@ -123,7 +136,8 @@ def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         ("Median latency (ms)", ["model", "best single", *CONFIGS], latency),
         ("Ratio to the best single backend: median of per-round ratios (95% CI)",
          ["model", *RATIO_CONFIGS, "partition cold s", "warm s", "refined s",
-          "additive error search (db / now)", "additive error collage (db / now)"], ratios),
+          "additive error search (db / now)", "additive error collage (db / now)",
+          "estimated mix"], ratios),
         ("Collage with tvm + one BYOC backend against that backend's greedy partition-for: "
          "median of per-round ratios (95% CI)",
          ["model", *(f"{c} / {g}" for c, g in PAIRS.items())], greedy),
@@ -161,6 +175,11 @@ def summary_lines(results: dict) -> list[str]:
         if r["models"]:
             lines.append(f"{config}: geomean {r['geomean']:.3f}x of {PAIRS[config]} over "
                          f"{r['models']} models, {r['above_1.02']} above {ABOVE}x")
+    mixing = s.get("estimated_mixing", {})
+    if mixing.get("geomean") is not None:
+        lines.append(f"collage-search: by the cost model's own estimates the mixed plan is "
+                     f"{mixing['geomean']:.3f}x of the cheapest backend alone on geomean over "
+                     f"{mixing['models']} models, at best {mixing['min']:.3f}x")
     for config, e in s["additive_error"].items():
         now = e["side_by_side"]
         if now["max_abs"] is not None:

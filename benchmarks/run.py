@@ -119,7 +119,20 @@ def _partition_record(partitioned) -> dict:
         "estimates": sum(f["estimates"] for f in functions),
         "cost_db_hits": sum(f["cost_db_hits"] for f in functions),
         "kernels": kernel_summary(partitioned),
+        "mixing_ratio": _mixing_ratio(functions),
     }
+
+
+def _mixing_ratio(functions: list[dict]) -> float | None:
+    """The search's mixed totals over the cheapest one-backend totals (the explain
+    report's `alone`), summed over the functions; None when one is not known."""
+    mixed, alone = 0.0, 0.0
+    for f in functions:
+        known = [a["total_cost"] for a in f["alone"] if a["total_cost"] is not None]
+        if f["total_cost"] is None or not known:
+            return None
+        mixed, alone = mixed + f["total_cost"], alone + min(known)
+    return mixed / alone if alone > 0 else None
 
 
 def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> dict:

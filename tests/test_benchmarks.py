@@ -269,6 +269,12 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     cold = json.loads((work / "costs" / "mlp.cold.json").read_text())["seconds"]
     assert mlp["partition"]["cold_seconds"] == cold > 0
     assert mlp["partition"]["warm"]["estimates"] == 0
+    # the search considers every one-backend cover too: mixing is estimated no dearer
+    mixing = mlp["partition"]["warm"]["mixing_ratio"]
+    assert 0 < mixing <= 1 + 1e-9
+    assert results["summary"]["estimated_mixing"] == {"models": 1, "geomean": mixing,
+                                                      "min": mixing}
+    assert f"the mixed plan is {mixing:.3f}x of the cheapest backend alone" in printed
     for config in ("collage-search", "collage"):  # the cost database's view and side by side
         error = mlp["additive_error"][config]
         now = error["side_by_side"]

@@ -6,10 +6,12 @@
 
 Single backends run in their best whole-model configuration (as `collage bench` runs them):
 `onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
-CPU in f32, `tvm` our lowering (`collage-assign{backend=tvm}`, FuseOps groups) through the
-runtime. `pf-<backend>` is the greedy BYOC baseline (`collage-partition-for{backend=...}`,
-then `collage-outline`) through the runtime; `collage-tvm+<backend>` is Collage (refined)
-with only tvm and that backend, compared with `pf-<backend>` (`PAIRS`). Every configuration uses the same
+CPU in f32, `tvm` our lowering of the whole model as one Relax module, fused by TVM
+(`collage-assign{backend=tvm fusion=whole}`; one module per FuseOps group ran 4-40%
+slower), through the runtime. `pf-<backend>` is the greedy BYOC baseline
+(`collage-partition-for{backend=...}`, then `collage-outline`) through the runtime;
+`collage-tvm+<backend>` is Collage (refined) with only tvm and that backend, compared
+with `pf-<backend>` (`PAIRS`). Every configuration uses the same
 `ThreadPolicy`.
 
 Outputs are compared with ONNX Runtime's within RTOL / ATOL. One exception: an output
@@ -57,7 +59,7 @@ def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy) -> Run:
         return onnxruntime_session(model.onnx_path, model.input_names, policy)
     if backend == "openvino":
         return openvino_model(model.onnx_path, policy)
-    return executable(assign_module(model.module, backend), policy)
+    return executable(assign_module(model.module, backend, "whole"), policy)
 
 
 def partition_for(module: ModuleOp, backend: str) -> ModuleOp:

@@ -159,13 +159,14 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
     return Partitioned(module, report, table, seconds, refinement)
 
 
-def assign_module(module: ModuleOp, backend: str) -> ModuleOp:
-    """A copy of `module` with every op on `backend` (its own fusion), outlined."""
+def assign_module(module: ModuleOp, backend: str, fusion: str = "backend") -> ModuleOp:
+    """A copy of `module` with every op on `backend` (`collage-assign`'s `fusion`: its own
+    by default), outlined."""
     from collage_xdsl.passes.assign import CollageAssignPass
     from collage_xdsl.passes.outline import CollageOutlinePass
 
     parse_backends([backend])
     module = module.clone()
-    CollageAssignPass(backend=backend).apply(Context(), module)
+    CollageAssignPass(backend=backend, fusion=fusion).apply(Context(), module)
     CollageOutlinePass().apply(Context(), module)
     return module

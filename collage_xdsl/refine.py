@@ -18,14 +18,15 @@ worth of whole-model measurements per generation):
 0. **Load** the start plan alone (built, compiled, run once): the time that takes is
    the unit of the auto budget (below); when it fails, the search stops.
 1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
-   each enabled backend alone (`collage-assign`: its own fusion; skipped, with the reason,
-   when it lacks an op), then, with tvm enabled, each BYOC backend's greedy plan
+   each enabled backend alone (`collage-assign{fusion=whole}`: the whole model as one
+   kernel, as the benchmark runs a backend alone; skipped, with the reason, when it lacks
+   an op), then, with tvm enabled, each BYOC backend's greedy plan
    (`collage-partition-for`). The best plan so far is the incumbent of the next; a seed
    replaces it when faster with confidence (the ratio below 1 and the upper end of its
    confidence interval below 1; no minimum gain: a baseline measured faster, even by 2%,
    is one Collage must not lose to). Seeds are ordered by kind, not by estimated cost: the
-   partition pass's estimator has no cost for their kernels (a graph compiler alone is
-   one whole-model kernel, never a candidate), and getting one costs as much as the
+   partition pass's estimator has no cost for their kernels (a backend alone is one
+   whole-model kernel, never a candidate), and getting one costs as much as the
    comparison. Alone seeds go first: one backend alone, a graph compiler's whole-model
    fusion, is what the start plan most often loses to. Each seed trial records its
    place in that order. A seed's comparison may take `SEED_SHARE` x budget / (seeds + 2)
@@ -218,7 +219,8 @@ class MoveSpace:
         found: list[Plan | str] = []
         for name, backend in self.backends.items():
             try:
-                found.append(make_plan(assign_kernels(self.graph, backend), f"{name} alone"))
+                found.append(make_plan(assign_kernels(self.graph, backend, "whole"),
+                                       f"{name} alone"))
             except CollageError as e:
                 found.append(f"{name} alone: {e}")
         if "tvm" in self.backends:

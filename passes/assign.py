@@ -8,10 +8,14 @@ How the ops are grouped into kernels (`fusion` option):
   regions of its ops (MaxCoalesce of singletons while the region stays convex — the whole
   graph when nothing splits it), which it then fuses internally; a backend that does not
   fuse gets one kernel per op.
+- `fusion=whole`: the maximal regions of all ops, tuples and projections included,
+  whatever the backend's fusion style: the whole function as one kernel when it is
+  convex, which the backend compiles and fuses as a whole (for `tvm`, one Relax module
+  instead of one per FuseOps group): a backend alone as it would be handed the model file.
 - `fusion=none`: one kernel per op.
 
-`collage.tuple` / `collage.get_item` stay on the host in every case except inside
-FuseOps groups (TVM fuses a tuple into its concatenate). An op the backend does not
+`collage.tuple` / `collage.get_item` stay on the host except inside FuseOps groups (TVM
+fuses a tuple into its concatenate) and with `fusion=whole`. An op the backend does not
 support is an error naming the op. Kernels carry no cost (nothing is estimated).
 
     %a = collage.relu %x : tensor<4xf32>       %b = collage.kernel "onnxruntime"(%x, %y)
@@ -67,13 +71,18 @@ def maximal_regions(graph: DataflowGraph, nodes: int, backend: str) -> list[Kern
     return coalesce(graph, singletons, lambda sub, _: sub.is_valid(ANY_SHAPE))
 
 
+FUSIONS = ("backend", "whole", "none")
+"""`collage-assign`'s ways of grouping ops into kernels."""
+
+
 def assign_kernels(graph: DataflowGraph, backend: Backend, fusion: str = "backend",
                    max_fused_ops: int = 256) -> list[Kernel]:
     """Every op of `graph` on `backend` (what `collage-assign` wraps): its own fusion
-    (`fusion="backend"`) or one kernel per op (`"none"`). An op the backend does not
-    support is an error naming the op."""
-    if fusion not in ("backend", "none"):
-        raise CollageError(f"collage-assign: unknown fusion {fusion!r} (backend or none)")
+    (`fusion="backend"`), its maximal regions (`"whole"`) or one kernel per op (`"none"`).
+    An op the backend does not support is an error naming the op."""
+    if fusion not in FUSIONS:
+        raise CollageError(f"collage-assign: unknown fusion {fusion!r} "
+                           f"({', '.join(FUSIONS)})")
     nodes = supported(graph, backend)
     needed = graph.kernel_nodes & ~nodes
     for i in bits(needed):
@@ -83,16 +92,20 @@ def assign_kernels(graph: DataflowGraph, backend: Backend, fusion: str = "backen
                 f"{graph.nodes[i].op.name} (node {node_name(graph, i)} in "
                 f"@{graph.func.sym_name.data})"
             )
-    if fusion == "none" or backend.fusion is FusionStyle.NONE:
+    if fusion == "none" or (fusion == "backend" and backend.fusion is FusionStyle.NONE):
         return [Kernel(SubGraph(graph, single(i)), backend.name) for i in bits(nodes)]
-    if backend.fusion is FusionStyle.TVM:
+    if fusion == "whole":  # tuples and projections join the regions they connect
+        return [k for k in maximal_regions(graph, graph.kernel_nodes, backend.name)
+                if not host_only(graph, k.inside)]
+    if fusion == "backend" and backend.fusion is FusionStyle.TVM:
         return fuse_ops_kernels(graph, max_fused_ops, backend=backend.name)
     return maximal_regions(graph, nodes, backend.name)
 
 
 @dataclass(frozen=True)
 class CollageAssignPass(ModulePass):
-    """Every op on `backend`: its own fusion (`fusion=backend`) or one kernel per op."""
+    """Every op on `backend`: its own fusion (`fusion=backend`), its maximal regions
+    (`fusion=whole`) or one kernel per op (`fusion=none`)."""
 
     name = "collage-assign"
 

@@ -87,6 +87,47 @@ def test_assign_whole_graph_to_a_graph_compiler():
     assert kernel.backend.data == "openvino"
 
 
+T = "tensor<2x3xf32>"
+SOURCES = {
+    # a concatenate of a tuple, and a function returning a tuple
+    "concat": f"""
+func.func @main(%x: {T}, %y: {T}) -> tensor<4x3xf32> {{
+  %a = collage.relu %x : {T}
+  %s = collage.sigmoid %y : {T}
+  %t = collage.tuple %a, %s : ({T}, {T}) -> tuple<{T}, {T}>
+  %k = collage.concat %t {{axis = 0 : i64}} : (tuple<{T}, {T}>) -> tensor<4x3xf32>
+  func.return %k : tensor<4x3xf32>
+}}
+""",
+    "tuple_result": f"""
+func.func @main(%x: {T}, %y: {T}) -> tuple<{T}, {T}> {{
+  %a = collage.relu %x : {T}
+  %b = collage.add %a, %y : ({T}, {T}) -> {T}
+  %t = collage.tuple %a, %b : ({T}, {T}) -> tuple<{T}, {T}>
+  func.return %t : tuple<{T}, {T}>
+}}
+""",
+}
+
+
+@pytest.mark.parametrize("source", ["mnist_cnn", *SOURCES])
+def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
+    """`fusion=whole`: tvm gets the whole model as one kernel (tuples inside), as the
+    benchmark runs tvm alone; compiled by TVM it matches the interpreter."""
+    from collage_xdsl.pipeline import assign_module, kernel_functions
+    from collage_xdsl.runtime import Executable
+
+    from ir_helpers import parse
+
+    module = parse(SOURCES[source]) if source in SOURCES else import_onnx(make_model(source))
+    (kernel,) = kernel_functions(assign_module(module, "tvm", "whole"))
+    assert kernel.attributes["collage.backend"].data == "tvm"
+    inputs = random_inputs(module)
+    got = Executable(assign_module(module, "tvm", "whole")).run(inputs)
+    for g, want in zip(got, run_module(module, inputs)):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
 def test_partition_for_offloads_regions_and_fuses_the_rest_for_tvm():
     module = import_onnx(make_model("mnist_cnn"))
     CollagePartitionForPass(backend="test", test_ops=("conv2d", "add", "relu")).apply(

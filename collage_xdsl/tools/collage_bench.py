@@ -5,8 +5,9 @@
 Configurations: each backend alone, and `collage` (the model partitioned over all the
 given backends, run by `collage_xdsl.runtime`). A backend alone is its best whole-model
 configuration: for `onnxruntime` and `openvino` one session over the whole ONNX file
-(an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`,
-`collage-assign{backend=tvm}` (FuseOps groups) through the runtime. Every configuration
+(an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`, the
+whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) through the
+runtime. Every configuration
 uses the process's `ThreadPolicy` (same threads, ONNX Runtime spinning off).
 
 Each configuration is warmed up, its outputs are checked against the first one's (a
@@ -89,7 +90,7 @@ def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
         elif model.onnx_path is not None and backend == "openvino":
             configs[backend] = openvino_model(model.onnx_path, policy)
         else:
-            configs[backend] = Executable(assign_module(model.module, backend),
+            configs[backend] = Executable(assign_module(model.module, backend, "whole"),
                                           threads=policy).run
     partitioned = partition_module(model.module, options)
     configs["collage"] = Executable(partitioned.module, threads=policy).run

@@ -72,7 +72,7 @@ func.func @shared(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // REPORT-NEXT:   "origin": "start",
 // REPORT-NEXT:   "kernels": 4,
 // REPORT:      "final": {
-// REPORT-NEXT:   "origin": "merge relu_mul_sigmoid@tvm + tanh@tvm on tvm",
+// REPORT-NEXT:   "origin": "tvm alone",
 // REPORT-NEXT:   "kernels": 1,
 // REPORT:      "changed": true,
 // REPORT:      "origin": "tvm alone",

@@ -54,13 +54,15 @@ worth of whole-model measurements per generation):
    is compared with cannot be measured, the search stops. Outputs that differ only by
    rounding (the scorer says why: an ill-conditioned softmax,
    `collage_xdsl.conditioning`) agree; the trial keeps the scorer's note.
-5. **Alternatives** (`RefineOptions.alternatives` = N > 0): N measured plans within `TIE`
-   of the result (by latency relative to the start plan) are kept for the runtime to
-   choose between (`collage_xdsl.adaptive`): which library is faster can change with the
-   machine's state after refinement decided. The start plan comes first when the result
-   replaced it (a single measurement may have ranked it wrongly: the MLP's one ONNX
-   Runtime kernel, 25 us in the benchmark, measured 36 us in refinement once), then the
-   plans closest to the result.
+5. **Alternatives** (`RefineOptions.alternatives` = N > 0): N measured plans are kept for
+   the runtime to choose between (`collage_xdsl.adaptive`): which library is faster can
+   change with the machine's state after refinement decided. When the result replaced
+   the start plan, the start plan comes first, however much slower it measured: one
+   time window may rank it wrongly by far (the MLP's one ONNX Runtime kernel measured
+   35 us in refinement, where TVM alone took 29 us, and ran in 22 us minutes later, TVM
+   in 28 us), and the runtime's probes of a slower plan cost at most its exploration
+   share. Then the plans within `TIE` of the result (by latency relative to the start
+   plan), closest first.
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
@@ -108,8 +110,9 @@ budget / (seeds + 2), so that one slow seed (untuned TVM alone) cannot starve th
 AUTO_MIN_S = 30.0
 AUTO_CAP_S = 600.0
 TIE = 0.15
-"""A plan measured at most this much slower than the result may be kept as an alternative:
-the swing between ONNX Runtime and OpenVINO seen when the machine changes state."""
+"""A plan other than the start plan measured at most this much slower than the result
+may be kept as an alternative: the swing between ONNX Runtime and OpenVINO seen when the
+machine changes state."""
 
 
 class RefineError(CollageError):
@@ -782,7 +785,7 @@ class _Search:
     def finish(self) -> Refinement:
         result = self.result
         near = sorted((m for key, m in self.measured.items() if key != result.plan.key
-                       and m[1] <= result.ratio * (1 + TIE)),
+                       and (key == result.start.key or m[1] <= result.ratio * (1 + TIE))),
                       key=lambda m: (m[0].key != result.start.key, m[1]))
         if result.load_s is not None and self.latest:
             result.alternatives = near[:self.options.alternatives]

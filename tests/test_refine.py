@@ -220,6 +220,22 @@ def test_a_replaced_start_plan_within_the_tie_is_the_first_alternative():
     assert first.key == start.key and r1 == 1.0 and r2 == pytest.approx(0.95)
 
 
+def test_a_replaced_start_plan_is_an_alternative_however_slower_it_measured():
+    # the seed measured 40% faster than the start plan: far beyond the tie, but one time
+    # window can rank libraries wrongly by that much, so the runtime keeps the start plan
+    space = chain_space()
+    start = make_plan(kernels(space.graph, *BAD_START), "")
+    seed = space.seeds()[0]
+
+    def latency(plan):
+        return {start.key: 1.0, seed.key: 0.60}.get(plan.key, 2.0)
+
+    result = refine(space, start.kernels, latency, RefineOptions(budget_s=60, alternatives=2))
+    assert result.plan.key == seed.key
+    ((first, ratio),) = result.alternatives  # the 2x plans are outside the tie
+    assert first.key == start.key and ratio == 1.0
+
+
 def test_failing_challengers_are_rejected_with_their_reason():
     def latency(plan):
         for k in plan.kernels:

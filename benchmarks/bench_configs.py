@@ -7,8 +7,8 @@
 Single backends run in their best whole-model configuration (as `collage bench` runs them):
 `onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
 CPU in f32, `tvm` our lowering of the whole model as one Relax module, fused by TVM
-(`collage-assign{backend=tvm fusion=whole}`; one module per FuseOps group ran 4-40%
-slower), through the runtime. `pf-<backend>` is the greedy BYOC baseline
+(`collage-assign{backend=tvm fusion=whole}`; one module per FuseOps group took 5-70%
+longer), through the runtime. `pf-<backend>` is the greedy BYOC baseline
 (`collage-partition-for{backend=...}`, then `collage-outline`) through the runtime;
 `collage-tvm+<backend>` is Collage (refined) with only tvm and that backend, compared
 with `pf-<backend>` (`PAIRS`). Every configuration uses the same

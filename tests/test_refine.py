@@ -226,6 +226,24 @@ def test_a_replaced_start_plan_is_the_first_alternative(seed_ratio, others, kept
     assert [r for _, r in result.alternatives] == pytest.approx(kept)
 
 
+def test_a_seed_within_the_tie_is_kept_before_a_faster_mutation():
+    # nothing beats the start plan; mutations measured 2% slower are closer to it than
+    # the seeds (10% slower), but a seed, a baseline, is the alternative kept
+    space = chain_space()
+    start = make_plan(kernels(space.graph, *BAD_START), "")
+    seeds = {seed.key for seed in space.seeds() if not isinstance(seed, str)}
+
+    def latency(plan):
+        return 1.0 if plan.key == start.key else 1.10 if plan.key in seeds else 1.02
+
+    result = refine(space, start.kernels, latency, RefineOptions(budget_s=60, alternatives=1))
+    assert result.plan.key == start.key
+    assert any(t.kind == "mutation" and t.vs_start == pytest.approx(1.02)
+               for t in result.trials)
+    ((kept, ratio),) = result.alternatives
+    assert kept.key in seeds and ratio == pytest.approx(1.10)
+
+
 def test_failing_challengers_are_rejected_with_their_reason():
     def latency(plan):
         for k in plan.kernels:

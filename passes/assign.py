@@ -92,12 +92,12 @@ def assign_kernels(graph: DataflowGraph, backend: Backend, fusion: str = "backen
                 f"{graph.nodes[i].op.name} (node {node_name(graph, i)} in "
                 f"@{graph.func.sym_name.data})"
             )
-    if fusion == "none" or (fusion == "backend" and backend.fusion is FusionStyle.NONE):
-        return [Kernel(SubGraph(graph, single(i)), backend.name) for i in bits(nodes)]
     if fusion == "whole":  # tuples and projections join the regions they connect
         return [k for k in maximal_regions(graph, graph.kernel_nodes, backend.name)
                 if not host_only(graph, k.inside)]
-    if fusion == "backend" and backend.fusion is FusionStyle.TVM:
+    if fusion == "none" or backend.fusion is FusionStyle.NONE:
+        return [Kernel(SubGraph(graph, single(i)), backend.name) for i in bits(nodes)]
+    if backend.fusion is FusionStyle.TVM:
         return fuse_ops_kernels(graph, max_fused_ops, backend=backend.name)
     return maximal_regions(graph, nodes, backend.name)
 

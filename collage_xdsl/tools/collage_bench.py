@@ -7,8 +7,8 @@ given backends, run by `collage_xdsl.runtime`). A backend alone is its best whol
 configuration: for `onnxruntime` and `openvino` one session over the whole ONNX file
 (an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`, the
 whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) through the
-runtime. Every configuration
-uses the process's `ThreadPolicy` (same threads, ONNX Runtime spinning off).
+runtime. Every configuration uses the process's `ThreadPolicy` (same threads, ONNX
+Runtime spinning off).
 
 Each configuration is warmed up, its outputs are checked against the first one's (a
 mismatch is an error), then the configurations are timed side by side: one sample each

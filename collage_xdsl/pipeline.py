@@ -73,7 +73,7 @@ class PartitionOptions:
     refine_budget: float | str = 0.0
     """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`),
     or "auto" (from 30 s to 600 s, by the time a plan takes to load); 0 turns it off."""
-    alternatives: int = 1
+    alternatives: int = 2
     """Near-tied plans refinement keeps for the runtime to choose between (`collage-refine
     {alternatives=N}`, `collage_xdsl.adaptive`)."""
 

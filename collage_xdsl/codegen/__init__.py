@@ -36,7 +36,9 @@ class KernelRunError(CollageError):
 
 
 class CompiledKernel(Protocol):
-    """A kernel compiled for one backend: ``kernel(inputs) -> outputs`` on numpy arrays."""
+    """A kernel compiled for one backend: ``kernel(inputs) -> outputs`` on numpy arrays.
+
+    The outputs are new writeable arrays the caller may keep and modify."""
 
     backend: str
     version: str

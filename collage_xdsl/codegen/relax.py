@@ -24,7 +24,7 @@ from functools import cache
 import numpy as np
 import tvm
 from tvm import relax
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, TupleType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
@@ -241,6 +241,37 @@ def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return raw[offset : offset + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
 
 
+_BORROWED = object()
+"""`_shared_results`: a value whose storage the VM does not allocate afresh per call."""
+
+
+def _shared_results(func: FuncOp) -> tuple[int, ...]:
+    """The flat results of ``func`` that the VM may return as storage it did not allocate
+    for the call: a parameter (the caller's input or the staging buffer), a constant (the
+    same array every call), a reshape of one (Relax reshapes are views), or a value
+    returned before. `TvmKernel` copies these, so that its results are the caller's.
+
+        func.return %x, %c, %r, %r   ->   (0, 1, 3)     (%r = relu %x: fresh)
+    """
+
+    def fresh(t):
+        return tuple(fresh(e) for e in t.types.data) if isinstance(t, TupleType) else object()
+
+    def emit(op: Operation, operands: list) -> list:
+        if isinstance(op, C.ConstantOp) or (
+                isinstance(op, C.ReshapeOp) and operands[0] is _BORROWED):
+            return [_BORROWED]
+        return [fresh(r.type) for r in op.results]
+
+    params = [_BORROWED] * len(flat_types(func.function_type.inputs.data))
+    shared, seen = [], set()
+    for i, value in enumerate(lower_function(func, params, emit)):
+        if value is _BORROWED or id(value) in seen:
+            shared.append(i)
+        seen.add(id(value))
+    return tuple(shared)
+
+
 class TvmKernel:
     """A kernel compiled by TVM for the host CPU, run on a Relax VM."""
 
@@ -269,11 +300,13 @@ class TvmKernel:
         self._main = self.vm["main"]
         self._staging = [_aligned_empty(shape, dtype) for shape, dtype in self.signature.inputs]
         self._staged = [tvm.runtime.from_dlpack(a) for a in self._staging]
+        self._copied = _shared_results(func)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Inputs go in without a TVM allocation: zero-copy when 64-byte aligned (DLPack
         needs that), else copied into a staging buffer; outputs come back zero-copy (the
-        VM allocates them afresh on every call)."""
+        VM allocates them afresh on every call), except those it may share
+        (`_shared_results`), which are copied."""
         assert self.vm is not None, "the kernel was released"
         self.policy.configure_tvm()
         args = []
@@ -283,7 +316,10 @@ class TvmKernel:
             else:
                 np.copyto(buffer, x)
                 args.append(staged)
-        return [np.from_dlpack(r) for r in self._main(*args)]
+        outputs = [np.from_dlpack(r) for r in self._main(*args)]
+        for i in self._copied:
+            outputs[i] = outputs[i].copy()
+        return outputs
 
     def release(self) -> None:
         self.vm = self._main = None

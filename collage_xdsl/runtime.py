@@ -330,9 +330,10 @@ class Executable:
     def _whole_model_runner(self, step: _Step) -> Callable[[Sequence[np.ndarray]],
                                                            list[np.ndarray]]:
         """`run` for a `@main` that is one kernel call on its arguments: the kernel is
-        called directly and checks the arguments itself: no value table, no step loop, no
-        method calls between `run` and the library (a microsecond is 2.5% of the MNIST
-        CNN's 40 us)."""
+        called directly and checks the arguments itself, and its outputs are returned as
+        they are (a kernel's outputs are new writeable arrays, `CompiledKernel`): no value
+        table, no step loop, no method calls between `run` and the library (a microsecond
+        is 2.5% of the MNIST CNN's 40 us)."""
         kernel = step.kernel
         assert kernel is not None
 
@@ -347,7 +348,7 @@ class Executable:
                 raise _library_error(step, e) from None
             if outputs is None:  # converted, or refused naming @main
                 outputs = self._call(step, self._check_inputs(inputs))
-            return [v if v.flags.writeable else v.copy() for v in outputs]
+            return outputs
 
         return run_whole
 

@@ -56,9 +56,22 @@ class OrtKernel:
         self._outputs = [o.name for o in self.session.get_outputs()]
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """ONNX Runtime checks the dtypes and shapes of numpy arrays itself (strided ones
+        are fine), so the signature is checked in full only to name the misfit when it
+        refuses them, or when the count or a type is wrong: checking first cost 0.3 us of
+        the MLP's 21 us."""
         assert self.session is not None, "the kernel was released"
-        inputs = self.signature.check(inputs)
-        return self.session.run(self._outputs, dict(zip(self._inputs, inputs)))
+        if len(inputs) != len(self._inputs):
+            self.signature.check(inputs)  # raises KernelRunError naming the misfit
+        for x in inputs:
+            if type(x) is not np.ndarray:
+                inputs = self.signature.check(inputs)
+                break
+        try:
+            return self.session.run(self._outputs, dict(zip(self._inputs, inputs)))
+        except Exception:
+            self.signature.check(inputs)
+            raise
 
     def release(self) -> None:
         self.session = None

@@ -20,7 +20,13 @@ first) in cycles:
 2. **Probe**: the next other plan (round robin) runs the next calls, timed the same way;
    its first call is left out when the plan is faster than `WARM_BELOW_S` (cold caches
    matter there) or not measured yet. One call of a 90 ms plan is too noisy to switch on
-   (a one-call probe of VGG19 once moved to a plan 5% slower).
+   (a one-call probe of VGG19 once moved to a plan 5% slower). A window of such a fast
+   plan (reference or probe) leaves out every call that starts in its first `SETTLE_S`:
+   the plan that ran before leaves its worker threads busy for about a millisecond (the
+   MLP's ONNX Runtime calls took 27.5 us in the first millisecond after OpenVINO ran, and
+   23.5 us from then on), so a 1 ms probe right after the reference measured that
+   instead of the plan (the MNIST CNN's runtime stayed on OpenVINO in the benchmark,
+   where ONNX Runtime ran 10% faster).
 3. The probed plan wins the cycle when both the mean and the median of its calls are
    below the reference's mean: a mean alone follows one lucky call (a probe of 3 calls,
    one of them 20% fast, on a plan 5% slower). A win starts the next cycle at once, on
@@ -51,6 +57,9 @@ MIN_PROBE_CALLS = 3
 """Timed calls per reference and per probe at least."""
 WARM_BELOW_S = 1e-3
 """A probe of a plan faster than this leaves its first call out."""
+SETTLE_S = 2e-3
+"""A window of a plan faster than `WARM_BELOW_S` leaves out the calls in its first
+`SETTLE_S` seconds."""
 
 
 @dataclass
@@ -60,19 +69,26 @@ class _Window:
     plan: int
     skip: bool
     """Leave the next call out (a first call)."""
+    settle_s: float = 0.0
+    """Leave out the calls that start this many seconds into the window."""
+    began: float | None = None
+    """When the window's first call started."""
     calls: int = 0
-    """Calls made, the one left out included."""
+    """Calls made, those left out included."""
     times: list[float] = field(default_factory=list)
     """Seconds of each timed call."""
     seconds: float = 0.0
     """Their sum."""
     left_out: float = 0.0
-    """Seconds of the call left out."""
+    """Seconds of the calls left out."""
 
-    def add(self, seconds: float) -> None:
+    def add(self, started: float, seconds: float) -> None:
         self.calls += 1
-        if self.skip:
-            self.skip, self.left_out = False, seconds
+        if self.began is None:
+            self.began = started
+        if self.skip or started - self.began < self.settle_s:
+            self.skip = False
+            self.left_out += seconds
         else:
             self.times.append(seconds)
             self.seconds += seconds
@@ -122,10 +138,10 @@ class PlanSelector:
         ends the cycle when the probe is done."""
         window = self._window
         if window is None:
-            window = self._window = _Window(self.current, skip=True)
+            window = self._window = self._open(self.current, skip=True)
         started = self.clock()
         outputs = self.plans[window.plan](inputs)
-        window.add(self.clock() - started)
+        window.add(started, self.clock() - started)
         if window.done(self.probe_s):
             if self._reference is None:
                 self._reference, self._window = window, self._start_probe()
@@ -141,7 +157,13 @@ class PlanSelector:
             probed = others[self._turn % len(others)]
             self._turn += 1
         guess = self.estimate[probed]
-        return _Window(probed, skip=guess is None or guess < WARM_BELOW_S)
+        return self._open(probed, skip=guess is None or guess < WARM_BELOW_S)
+
+    def _open(self, plan: int, skip: bool) -> _Window:
+        """A window of `plan`, settling first when the plan is fast or not measured yet."""
+        guess = self.estimate[plan]
+        fast = guess is None or guess < WARM_BELOW_S
+        return _Window(plan, skip, SETTLE_S if fast else 0.0)
 
     def _end_cycle(self, reference: _Window, probe: _Window) -> None:
         current, mean = reference.mean(), probe.mean()

@@ -25,8 +25,8 @@ first) in cycles:
    the plan that ran before leaves its worker threads busy for about a millisecond (the
    MLP's ONNX Runtime calls took 27.5 us in the first millisecond after OpenVINO ran, and
    23.5 us from then on), so a 1 ms probe right after the reference measured that
-   instead of the plan (the MNIST CNN's runtime stayed on OpenVINO in the benchmark,
-   where ONNX Runtime ran 10% faster).
+   instead of the plan (without this, the MNIST CNN's runtime stayed on OpenVINO in the
+   benchmark, where ONNX Runtime ran 10% faster).
 3. The probed plan wins the cycle when both the mean and the median of its calls are
    below the reference's mean: a mean alone follows one lucky call (a probe of 3 calls,
    one of them 20% fast, on a plan 5% slower). A win starts the next cycle at once, on

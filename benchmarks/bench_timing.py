@@ -13,8 +13,13 @@ single backend's is *slow*: it makes no more warm-up calls and is timed in only
 samples has a same-round sample of every other configuration). Untuned TVM on big
 convolutions (seconds per call on VGG-19) would otherwise dominate the run.
 
-Round r takes one sample of every configuration timed in that round, in the configuration
-order rotated by r, so none always runs first or right after the same neighbour. A sample
+Round r takes one sample of every configuration timed in that round, in the order of row r
+of a balanced Latin square (`collage_xdsl.sampling.balanced_order`): over a few rounds each configuration runs
+first equally often and right after each other one equally often, so what one leaves
+behind (busy worker threads, caches) does not always slow down the same neighbour.
+Rotating one order (A B C, B C A, ...) kept every neighbour: with the MNIST CNN, two
+configurations running the same ONNX Runtime kernel, one always after TVM and one always
+after Collage's OpenVINO plan, measured 1.09x apart over 30 rounds. A sample
 is the configuration's steady-state latency, measured the way refinement's comparisons
 (`collage_xdsl.plan_timing`) and the estimator's kernel timings are: one call (timed
 separately as `first`: the latency right after the other configurations ran, caches
@@ -35,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collage_xdsl.sampling import calls_per_sample, take_sample
+from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -115,8 +120,7 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
     slow_indices = slow_round_indices(rounds, slow_rounds)
     for r in range(rounds):
         order = [n for n in names if n not in timing.slow or r in slow_indices]
-        shift = r % len(order) if order else 0
-        for name in order[shift:] + order[:shift]:
+        for name in [order[i] for i in balanced_order(len(order), r)]:
             if name not in names:
                 continue
             try:

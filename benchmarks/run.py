@@ -32,7 +32,7 @@ Per model:
    to build, disagrees or crashes is reported as failed with the reason, and the others
    go on.
 3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
-   one sample of each configuration per round in a rotated order: its steady-state
+   one sample of each configuration per round in a balanced order: its steady-state
    latency (a first call, then the mean of enough calls to last `--sample-ms`, default
    50 ms: a 5 ms sample of a millisecond model is one or two calls right after the other
    configurations ran); the first call is kept as well ("first call" ratios). Configurations

@@ -12,6 +12,9 @@ calls after it show the plan itself. One call per sample measured a context inst
 the model: on the transformer encoder, a 16-kernel plan took 1.31 ms repeated and
 1.61-1.89 ms right after four other configurations ran, ONNX Runtime alone 1.39 and
 1.47-1.60 ms, so the two swapped places.
+
+Plans timed side by side take one sample each per round, in the order `balanced_order`
+gives round r: each runs first, and right after each other one, equally often.
 """
 
 from __future__ import annotations
@@ -46,3 +49,15 @@ def take_sample(call: Callable[[], object], calls: int) -> Sample:
     for _ in range(calls):
         call()
     return Sample(t1 - t0, (time.perf_counter() - t1) / calls)
+
+
+def balanced_order(n: int, r: int) -> list[int]:
+    """Round r's order of n configurations: row r of a Williams design, a Latin square in
+    which, over n rounds (2n when n is odd), each configuration follows each other one
+    equally often.
+
+        balanced_order(4, 0) == [0, 1, 3, 2]; balanced_order(4, 1) == [1, 2, 0, 3]
+    """
+    first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
+    row = [(x + r) % n for x in first] if n else []
+    return row[::-1] if n % 2 and r % (2 * n) >= n else row

@@ -56,6 +56,7 @@ from xdsl.traits import SymbolTable
 from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
 from collage_xdsl.index_set import bits
+from collage_xdsl.sampling import balanced_order
 from collage_xdsl.tensors import tensor_bytes
 
 SHAPES = ((1, 16, 16, 16), (1, 32, 64, 64))
@@ -387,7 +388,7 @@ def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
 
 def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
            ) -> dict[str, float]:
-    """Median seconds per call of each runner in its steady state: in rotated rounds,
+    """Median seconds per call of each runner in its steady state: in rounds (`balanced_order`),
     each runner is called ``STEADY`` times in a row and the last call is timed, right
     after ``evict()`` for the runners in ``evicted`` (a kernel timed alone then runs as
     the measured estimator times it, a chain as in back-to-back runs of a model)."""
@@ -395,7 +396,7 @@ def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
     samples: dict[str, list[float]] = {n: [] for n in names}
     started, r = time.perf_counter(), 0
     while r < 20 or (time.perf_counter() - started < budget_s and r < 2000):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in [names[i] for i in balanced_order(len(names), r)]:
             for _ in range(STEADY - 1):
                 runs[name]([x])
             if name in evicted:

@@ -12,9 +12,10 @@ Runtime spinning off).
 
 Each configuration is warmed up, its outputs are checked against the first one's (a
 mismatch is an error), then the configurations are timed side by side: one sample each
-per round, in an order rotated every round, for `--rounds` rounds; the figure is the
-median. A sample is the steady-state latency (`collage_xdsl.sampling`): after a first
-call, the mean of calls enough to last 5 ms. `--json` prints one object whose `configs`
+per round, in a balanced order (each configuration right after each other one equally
+often), for `--rounds` rounds; the figure is the median. A sample is the steady-state
+latency (`collage_xdsl.sampling`): after a first call, the mean of calls enough to last
+5 ms. `--json` prints one object whose `configs`
 maps each configuration to `{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`.
 `--additivity ROUNDS` then checks the additive cost model on Collage's plan
 (`collage_xdsl.additivity`: its kernel calls timed alone plus the boundary costs, against
@@ -36,7 +37,7 @@ from collage_xdsl.additivity import AdditivityCheck
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
-from collage_xdsl.sampling import calls_per_sample, take_sample
+from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.collage_compile import (
     add_partition_options,
     kernel_summary,
@@ -138,7 +139,7 @@ def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
         calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in [names[i] for i in balanced_order(len(names), r)]:
             run = configs[name]
             samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
     return samples

@@ -53,14 +53,25 @@ class OpenVinoKernel:
             ) from None
         self.request: ov.InferRequest | None = self.compiled.create_infer_request()
         self._outputs = range(len(self.compiled.outputs))
+        self._arity = len(self.signature.inputs)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """OpenVINO refuses a tensor of the wrong dtype or shape itself, so the signature
+        is checked in full only to name the misfit when it does, or when the count is
+        wrong: checking first cost 0.3 us of the MNIST CNN's 24 us."""
         request = self.request
         assert request is not None, "the kernel was released"
+        if len(inputs) != self._arity:
+            self.signature.check(inputs)  # raises KernelRunError naming the misfit
         # set_input_tensor + infer costs ~7 us a call here, `infer(dict)` ~21 us
-        for i, x in enumerate(self.signature.check(inputs)):
-            request.set_input_tensor(i, ov.Tensor(x, shared_memory=True))
-        request.infer()
+        try:
+            for i, x in enumerate(inputs):
+                request.set_input_tensor(i, ov.Tensor(np.ascontiguousarray(x),
+                                                      shared_memory=True))
+            request.infer()
+        except Exception:
+            self.signature.check(inputs)
+            raise
         return [request.get_output_tensor(i).data.copy() for i in self._outputs]
 
     def release(self) -> None:

@@ -479,6 +479,21 @@ def test_seeds_are_compared_alone_first_then_greedy_in_the_recorded_order():
     assert all(t.order is None for t in result.trials if t.kind != "seed")
 
 
+def test_seeds_of_the_backends_carrying_most_of_the_start_plan_come_first():
+    space = chain_space()
+    ops = kernels(space.graph, ("a", "tvm"), ("bcd", "test"), ("e", "tvm"))
+    by_ops = space.seeds(make_plan(ops, ""))  # tvm has 2 ops, test 3
+    assert [s.origin for s in by_ops] == ["test alone", "tvm alone",
+                                          "test greedy (partition-for), rest tvm"]
+    # estimated seconds weigh first: a 1 s tvm kernel outweighs 0.3 s on test
+    costly = [replace(k, cost=1.0 if k.backend == "tvm" else 0.3) for k in ops]
+    assert [s.origin for s in space.seeds(make_plan(costly, ""))][:2] == [
+        "tvm alone", "test alone"]
+    result = refine(space, ops, op_latency, RefineOptions(budget_s=60))
+    assert [t.origin for t in result.trials if t.kind == "seed"][:2] == [
+        "test alone", "tvm alone"]
+
+
 class RoundingScorer(LatencyScorer):
     """op_latency; a plan with a kernel on test has an output that differs by rounding."""
 

@@ -53,7 +53,11 @@ worth of whole-model measurements per generation):
    replaces the best plan only when compared faster with it. Every plan is tried once.
 3. **Stop** when the budget is spent or both climbs ended.
 4. **Confirm**: a result other than the start plan is compared with the start plan once
-   more (with the last tenth of the budget, which the search leaves for it); when it is
+   more, with what the search leaves of the budget for it: a tenth, or, where the budget
+   has room for it after comparing each seed once, the time to load both plans afresh
+   and time them (twice the start plan's load plus its timing rounds): a search that
+   ends in a comparison cut short loses the worker and what it had loaded (ZFNet-512's
+   result, OpenVINO alone, stayed unconfirmed with a tenth of 30 s). When it is
    not faster there, the start plan is kept. A challenger that fails (compile error,
    crash, timeout, outputs that disagree) is rejected with its reason; when the plan it
    is compared with cannot be measured, the search stops. Outputs that differ only by
@@ -78,9 +82,10 @@ worth of whole-model measurements per generation):
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
-`AUTO_CAP_S`; then the budget becomes `(seeds + 2) x` (the load's seconds + the most a
-comparison's timing rounds take for plans as fast as it, `Scorer.timing_seconds`): every
-seed compared at least once, a seed costing about a load plus its timing rounds; at least
+`AUTO_CAP_S`; then the budget becomes `(seeds + 3) x` (the load's seconds + the most a
+comparison's timing rounds take for plans as fast as it, `Scorer.timing_seconds`): the
+start plan's load, every seed compared at least once, a seed costing about a load plus
+its timing rounds, and the confirmation, about two of those; at least
 `AUTO_MIN_S` and at most `AUTO_CAP_S`. A model whose plans build and compile in seconds
 keeps 30 s; one whose plans take long (VGG19: 548 MB of weights exported and compiled per
 plan) gets more instead of running out before the start plan is measured.
@@ -112,7 +117,7 @@ from collage_xdsl.passes.partition_for import partition_for_kernels
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 
 CONFIRM_SHARE = 0.1
-"""The share of the budget the search leaves for the final confirmation."""
+"""The share of the budget the search leaves for the final confirmation at least."""
 
 AUTO = "auto"
 """`RefineOptions.budget_s` that grows with the model (see the module docstring)."""
@@ -669,9 +674,15 @@ class _Search:
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
 
-    def set_budget(self, seconds: float) -> None:
+    def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
+                   ) -> None:
+        """The budget and the search's deadline, which leaves the confirmation a tenth of
+        the budget, or `confirm_s` when more and what comparing each seed once
+        (`seeds_s`, after the load) leaves room for."""
         self.result.budget_s = seconds
-        self.deadline = self.began + seconds * (1 - CONFIRM_SHARE)
+        room = seconds - (self.result.load_s or 0.0) - seeds_s
+        reserve = max(CONFIRM_SHARE * seconds, min(confirm_s, room))
+        self.deadline = self.began + seconds - reserve
 
     def out_of_budget(self) -> bool:
         if not self.result.stopped and self.clock() >= self.deadline:
@@ -750,9 +761,12 @@ class _Search:
                                    f"{start.origin} could not be measured: {c.reason}")
             return False
         self.latest[start.key] = c.incumbent_s  # one run; comparisons replace it
+        timing_s = self.scorer.timing_seconds(c.incumbent_s or 0.0)
+        per_plan = self.result.load_s + timing_s
+        budget = self.result.budget_s
         if self.options.budget_s == AUTO:
-            per_plan = self.result.load_s + self.scorer.timing_seconds(c.incumbent_s or 0.0)
-            self.set_budget(min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 2) * per_plan)))
+            budget = min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 3) * per_plan))
+        self.set_budget(budget, 2 * self.result.load_s + timing_s, seeds * per_plan)
         return True
 
     def run(self) -> None:

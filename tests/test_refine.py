@@ -319,7 +319,7 @@ def distinct_seeds(space: MoveSpace, start) -> int:
 
 
 @pytest.mark.parametrize("load_s, budget_s", [
-    (20.0, None),        # (seeds + 2) x 20 s
+    (20.0, None),        # (seeds + 3) x 20 s
     (1.0, AUTO_MIN_S),   # quick plans keep the 30 s
     (200.0, AUTO_CAP_S),
 ])
@@ -337,7 +337,7 @@ def test_the_auto_budget_grows_with_the_start_plans_load(load_s, budget_s):
     result = refine(space, start, latency, RefineOptions(budget_s="auto", min_gain=0.0),
                     clock=lambda: now[0])
     assert result.load_s == load_s
-    assert result.budget_s == (budget_s or (seeds + 2) * load_s)
+    assert result.budget_s == (budget_s or (seeds + 3) * load_s)
     assert result.to_json()["budget"] == "auto" and result.to_json()["load_s"] == load_s
     assert result.summary("main").endswith(f" s of an auto budget of {result.budget_s:.0f} s")
     compared = [t for t in result.trials if t.kind == "seed"]
@@ -361,7 +361,7 @@ def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
     start = kernels(space.graph, *BAD_START)
     result = refine(space, start, SlowRuns(latency), RefineOptions(budget_s="auto"),
                     clock=lambda: now[0])
-    assert result.budget_s == (2 + 2) * (2.0 + 50.0)
+    assert result.budget_s == (2 + 3) * (2.0 + 50.0)
 
 
 def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
@@ -390,6 +390,43 @@ def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
     assert seeds[0].reason == f"over its share of the budget ({share:.0f} s)"
     assert seeds[1].status in ("accepted", "rejected")  # the next seed is still compared
     assert all(t.status in ("accepted", "rejected", "skipped") for t in seeds[1:])
+
+
+def test_the_search_leaves_the_confirmation_time_to_load_both_plans_again():
+    # a comparison cut short at the search's deadline loses the worker: the confirmation
+    # must load both plans again (2 x 12 s) and time them (5 s). A tenth of the budget
+    # (10 s) left it unconfirmed; the search now stops at 100 - 29 = 71 s
+    now = [0.0]
+
+    class Reloading(Scorer):
+        fresh = False
+
+        def load(self, plan, deadline):
+            now[0] += 12.0
+            return Comparison(1.0, 1.0, 1.0)
+
+        def timing_seconds(self, run_s):
+            return 5.0
+
+        def compare(self, incumbent, challenger, deadline):
+            takes = 5.0 + (24.0 if self.fresh else 0.0)
+            if now[0] + takes > deadline:
+                now[0], self.fresh = deadline, True
+                return Comparison.failed("the budget ran out", unfinished=True)
+            now[0] += takes
+            self.fresh = False
+            a, b = op_latency(incumbent), op_latency(challenger)
+            return Comparison(b / a, a, b)
+
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    result = refine(space, start, Reloading(), RefineOptions(budget_s=100, min_gain=0.0),
+                    clock=lambda: now[0])
+    assert result.stopped == "budget" and result.changed
+    assert result.trials[-2].status == "unfinished" and result.trials[-2].at_s == 71
+    confirm = result.trials[-1]
+    assert confirm.kind == "confirm" and confirm.status == "confirmed"
+    assert result.seconds == 100
 
 
 def test_the_start_plans_load_gives_its_latency_when_no_comparison_finishes():

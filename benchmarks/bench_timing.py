@@ -14,22 +14,22 @@ samples has a same-round sample of every other configuration). Untuned TVM on bi
 convolutions (seconds per call on VGG-19) would otherwise dominate the run.
 
 Round r takes one sample of every configuration timed in that round, in the order of row r
-of a balanced Latin square (`collage_xdsl.sampling.balanced_order`): over a few rounds each configuration runs
-first equally often and right after each other one equally often, so what one leaves
-behind (busy worker threads, caches) does not always slow down the same neighbour.
-Rotating one order (A B C, B C A, ...) kept every neighbour: with the MNIST CNN, two
-configurations running the same ONNX Runtime kernel, one always after TVM and one always
-after Collage's OpenVINO plan, measured 1.09x apart over 30 rounds. A sample
-is the configuration's steady-state latency, measured the way refinement's comparisons
+of a balanced Latin square (`collage_xdsl.sampling.balanced_order`): over a few rounds
+each configuration runs first equally often and right after each other one equally often,
+so what one leaves behind (busy worker threads, caches) does not always slow down the same
+neighbour. Rotating one order (A B C, B C A, ...) kept every neighbour: with the MNIST
+CNN, two configurations running the same ONNX Runtime kernel, one always after TVM and one
+always after Collage's OpenVINO plan, measured 1.09x apart over 30 rounds. A sample is the
+configuration's steady-state latency, measured the way refinement's comparisons
 (`collage_xdsl.plan_timing`) and the estimator's kernel timings are: one call (timed
 separately as `first`: the latency right after the other configurations ran, caches
 holding their weights), then the mean of `calls` calls, enough to last `sample_s` (from
-the fastest of the warm-up calls and one more after them, so a slow first call cannot
-make a sample one call; 1 for slow configurations). One call per round alone measured
-a context instead of the model: the transformer encoder's 16-kernel plan took 1.31 ms
-repeated and 1.61-1.89 ms right after four other configurations, ONNX Runtime alone
-1.39 and 1.47-1.60 ms, so the two swapped places. A configuration that raises is
-dropped from the remaining rounds and reported in `failures`.
+the fastest of the warm-up calls and one more after them, so a slow first call cannot make
+a sample one call; 1 for slow configurations). One call per round alone measured a context
+instead of the model: the transformer encoder's 16-kernel plan took 1.31 ms repeated and
+1.61-1.89 ms right after four other configurations, ONNX Runtime alone 1.39 and 1.47-1.60
+ms, so the two swapped places. A configuration that raises is dropped from the remaining
+rounds and reported in `failures`.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
     slow_indices = slow_round_indices(rounds, slow_rounds)
     for r in range(rounds):
         order = [n for n in names if n not in timing.slow or r in slow_indices]
-        for name in [order[i] for i in balanced_order(len(order), r)]:
+        for name in balanced_order(order, r):
             if name not in names:
                 continue
             try:

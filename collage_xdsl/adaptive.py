@@ -149,7 +149,7 @@ class PlanSelector:
         ends the cycle when the probe is done."""
         window = self._window
         if window is None:
-            window = self._window = self._open(self.current, skip=True)
+            window = self._window = self._open(self.current, reference=True)
         started = self.clock()
         outputs = self.plans[window.plan](inputs)
         window.add(started, self.clock() - started)
@@ -167,14 +167,14 @@ class PlanSelector:
             others = [i for i in range(len(self.plans)) if i != self.current]
             probed = others[self._turn % len(others)]
             self._turn += 1
-        guess = self.estimate[probed]
-        return self._open(probed, skip=guess is None or guess < WARM_BELOW_S)
+        return self._open(probed, reference=False)
 
-    def _open(self, plan: int, skip: bool) -> _Window:
-        """A window of `plan`, settling first when the plan is fast or not measured yet."""
+    def _open(self, plan: int, reference: bool) -> _Window:
+        """A window of `plan`: a reference leaves its first call out, and so does a plan
+        that is fast or not measured yet, which also settles first."""
         guess = self.estimate[plan]
         fast = guess is None or guess < WARM_BELOW_S
-        return _Window(plan, skip, SETTLE_S if fast else 0.0)
+        return _Window(plan, reference or fast, SETTLE_S if fast else 0.0)
 
     def _end_cycle(self, reference: _Window, probe: _Window) -> None:
         current, mean = reference.mean(), probe.mean()

@@ -251,7 +251,7 @@ class MoveSpace:
             for k in start.kernels:
                 seconds, ops = share.get(k.backend, (0.0, 0))
                 share[k.backend] = (seconds + (k.cost or 0.0),
-                                    ops + (k.inside & k.sub_graph.graph.kernel_nodes).bit_count())
+                                    ops + count(k.inside & k.sub_graph.graph.kernel_nodes))
             order.sort(key=lambda name: share.get(name, (0.0, 0)), reverse=True)
         found: list[Plan | str] = []
         for name in order:

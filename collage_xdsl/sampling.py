@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MAX_CALLS = 1000
 """The most calls of a sample (a sample of a microsecond-scale kernel stays short)."""
@@ -51,13 +54,13 @@ def take_sample(call: Callable[[], object], calls: int) -> Sample:
     return Sample(t1 - t0, (time.perf_counter() - t1) / calls)
 
 
-def balanced_order(n: int, r: int) -> list[int]:
-    """Round r's order of n configurations: row r of a Williams design, a Latin square in
-    which, over n rounds (2n when n is odd), each configuration follows each other one
-    equally often.
+def balanced_order(items: Sequence[T], r: int) -> list[T]:
+    """Round r's order of `items`: row r of a Williams design, a Latin square in which,
+    over n rounds (2n when n is odd), each item follows each other one equally often.
 
-        balanced_order(4, 0) == [0, 1, 3, 2]; balanced_order(4, 1) == [1, 2, 0, 3]
+        balanced_order("ABCD", 0) == list("ABDC"); balanced_order("ABCD", 1) == list("BCAD")
     """
+    n = len(items)
     first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
-    row = [(x + r) % n for x in first] if n else []
+    row = [items[(x + r) % n] for x in first] if n else []
     return row[::-1] if n % 2 and r % (2 * n) >= n else row

@@ -388,15 +388,15 @@ def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
 
 def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
            ) -> dict[str, float]:
-    """Median seconds per call of each runner in its steady state: in rounds (`balanced_order`),
-    each runner is called ``STEADY`` times in a row and the last call is timed, right
-    after ``evict()`` for the runners in ``evicted`` (a kernel timed alone then runs as
-    the measured estimator times it, a chain as in back-to-back runs of a model)."""
+    """Median seconds per call of each runner in its steady state: in rounds
+    (`balanced_order`), each runner is called ``STEADY`` times in a row and the last call is
+    timed, right after ``evict()`` for the runners in ``evicted`` (a kernel timed alone then
+    runs as the measured estimator times it, a chain as in back-to-back runs of a model)."""
     names = list(runs)
     samples: dict[str, list[float]] = {n: [] for n in names}
     started, r = time.perf_counter(), 0
     while r < 20 or (time.perf_counter() - started < budget_s and r < 2000):
-        for name in [names[i] for i in balanced_order(len(names), r)]:
+        for name in balanced_order(names, r):
             for _ in range(STEADY - 1):
                 runs[name]([x])
             if name in evicted:

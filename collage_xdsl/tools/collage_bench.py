@@ -10,17 +10,16 @@ whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) thr
 runtime. Every configuration uses the process's `ThreadPolicy` (same threads, ONNX
 Runtime spinning off).
 
-Each configuration is warmed up, its outputs are checked against the first one's (a
-mismatch is an error), then the configurations are timed side by side: one sample each
-per round, in a balanced order (each configuration right after each other one equally
-often), for `--rounds` rounds; the figure is the median. A sample is the steady-state
-latency (`collage_xdsl.sampling`): after a first call, the mean of calls enough to last
-5 ms. `--json` prints one object whose `configs`
-maps each configuration to `{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`.
-`--additivity ROUNDS` then checks the additive cost model on Collage's plan
-(`collage_xdsl.additivity`: its kernel calls timed alone plus the boundary costs, against
-the run, side by side) and prints the estimate's error with its 95% interval
-(`"additivity"` in the JSON).
+Each configuration is warmed up, its outputs are checked against the first one's (a mismatch
+is an error), then the configurations are timed side by side: one sample each per round, in
+a balanced order (each configuration right after each other one equally often), for
+`--rounds` rounds; the figure is the median. A sample is the steady-state latency
+(`collage_xdsl.sampling`): after a first call, the mean of calls enough to last 5 ms.
+`--json` prints one object whose `configs` maps each configuration to
+`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
+checks the additive cost model on Collage's plan (`collage_xdsl.additivity`: its kernel
+calls timed alone plus the boundary costs, against the run, side by side) and prints the
+estimate's error with its 95% interval (`"additivity"` in the JSON).
 """
 
 from __future__ import annotations
@@ -139,7 +138,7 @@ def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
         calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
-        for name in [names[i] for i in balanced_order(len(names), r)]:
+        for name in balanced_order(names, r):
             run = configs[name]
             samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
     return samples

@@ -36,9 +36,10 @@ Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
   inter-op 1; OpenVINO ``INFERENCE_NUM_THREADS`` = threads, one stream; TVM's pool sized
   to threads; ``COLLAGE_THREADS`` is set in the worker), so costs of different backends
   compare like with like and match what the runtime runs with (the same policy).
-* **ONNX Runtime spinning off.** A worker measures kernels of all backends one after
-  another; spinning ORT threads would keep burning the cores during the next OpenVINO or
-  TVM measurement (measured here: it flips which of ORT and OpenVINO looks faster).
+* **ONNX Runtime's threads stop spinning when a run returns** (`ThreadPolicy` spinning
+  "run"). A worker measures kernels of all backends one after another; ORT threads left
+  spinning would keep burning the cores during the next OpenVINO or TVM measurement
+  (measured here: it flips which of ORT and OpenVINO looks faster).
 * The parent runs no kernels while it waits for the workers.
 """
 

@@ -24,6 +24,7 @@ from collage_xdsl.codegen import (
 from collage_xdsl.codegen.onnx_export import export_onnx
 from collage_xdsl.codegen.walk import flatten
 from collage_xdsl.dialects import collage as C
+from collage_xdsl.errors import CollageError
 from collage_xdsl.interpreter import run_function
 from collage_xdsl.tensors import constant_op, np_dtype, shape_of, tensor_type
 
@@ -355,7 +356,9 @@ def test_onnxruntime_session_follows_the_thread_policy():
     kernel = compile_kernel("onnxruntime", matmul_add_gelu(), ThreadPolicy(3))
     options = kernel.session.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 1)
-    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    # by default the threads spin in a run and stop when it returns
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
     # workers 1 and 2 pinned to the 2nd and 3rd CPU this process may use (1-based ids,
     # wrapping around on a machine with fewer)
     cpus = sorted(os.sched_getaffinity(0))
@@ -363,6 +366,25 @@ def test_onnxruntime_session_follows_the_thread_policy():
     assert options.get_session_config_entry("session.intra_op_thread_affinities") == want
     _, _, single = ThreadPolicy(1).onnxruntime_config()
     assert "session.intra_op_thread_affinities" not in single  # no workers, nothing pinned
+
+
+@pytest.mark.parametrize("spinning, allow, stop", [("off", "0", None), ("run", "1", "1"),
+                                                   ("on", "1", None)])
+def test_onnxruntime_spinning_settings(spinning, allow, stop):
+    from collage_xdsl.codegen.threads import ThreadPolicy
+
+    _, _, config = ThreadPolicy(2, spinning).onnxruntime_config()
+    assert config["session.intra_op.allow_spinning"] == allow
+    assert config.get("session.force_spinning_stop") == stop
+
+
+def test_a_whole_plan_spins_on_after_a_run_and_bad_spinning_is_refused():
+    from collage_xdsl.codegen.threads import ThreadPolicy
+
+    assert ThreadPolicy(2, "run").whole_plan() == ThreadPolicy(2, "on")
+    assert ThreadPolicy(2, "off").whole_plan() == ThreadPolicy(2, "off")  # off stays off
+    with pytest.raises(CollageError, match="spinning must be one of off, run, on, got 'yes'"):
+        ThreadPolicy(2, "yes")
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -290,7 +290,7 @@ def test_worker_thread_policy_shares_the_default_out(monkeypatch):
     monkeypatch.setenv("COLLAGE_THREADS", "4")
     with WorkerCostEstimator(compile=report_threads, workers=2, progress=False) as est:
         (m,) = est.measure_many([request("relu")])
-    assert m.reason.endswith("threads=2 spinning=False COLLAGE_THREADS=2")
+    assert m.reason.endswith("threads=2 spinning=run COLLAGE_THREADS=2")
 
 
 def test_compile_hook_must_reach_the_worker():

@@ -1,6 +1,6 @@
 """Side-by-side compile and run times of the three codegen hooks.
 
-    python -m collage_xdsl.codegen.bench [--repeat 200] [--threads 2] [--spinning]
+    python -m collage_xdsl.codegen.bench [--repeat 200] [--threads 2] [--spinning off|run|on]
 
 Kernels: a 3x3 conv (1x16x32x32 -> 32 channels) + relu, a 256x256 matmul, and a
 single relu on 1x16 (the per-call overhead). Runs are interleaved across backends
@@ -21,7 +21,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
 from collage_xdsl.codegen import BACKENDS, compile_kernel
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.threads import DEFAULT_SPINNING, SPINNING, ThreadPolicy
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.tensors import constant_op, tensor_type
 
@@ -55,7 +55,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--spinning", action="store_true", help="let ONNX Runtime threads spin")
+    parser.add_argument("--spinning", choices=SPINNING, default=DEFAULT_SPINNING,
+                        help="how ONNX Runtime's idle threads wait (ThreadPolicy)")
     args = parser.parse_args()
     policy = ThreadPolicy(ThreadPolicy.resolve(args.threads).threads, args.spinning)
     rng = np.random.default_rng(0)

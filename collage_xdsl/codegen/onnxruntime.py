@@ -17,7 +17,7 @@ from xdsl.dialects.func import FuncOp
 from collage_xdsl.codegen import KernelCompileError
 from collage_xdsl.codegen.onnx_export import export_onnx
 from collage_xdsl.codegen.signature import Signature
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.codegen.threads import DEFAULT_SPINNING, ThreadPolicy
 
 ort.set_default_logger_severity(3)
 
@@ -38,7 +38,9 @@ class OrtKernel:
     """A kernel running in an ONNX Runtime session."""
 
     backend = "onnxruntime"
-    version = ort.__version__
+    version = f"{ort.__version__}+spin-{DEFAULT_SPINNING}"
+    """The library's version and the spinning that costs are measured with (the
+    process's default policy), so costs measured with other spinning are keyed apart."""
 
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)

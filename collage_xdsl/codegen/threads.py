@@ -7,16 +7,34 @@ share of the machine instead of its own default:
 - threads: ``COLLAGE_THREADS`` or the CPUs this process may run on (2 here), for
   every backend, so that costs compare like with like;
 - ONNX Runtime: ``intra_op_num_threads`` = threads, ``inter_op_num_threads`` = 1
-  (sequential execution), and its worker threads do not spin
-  (``session.intra_op.allow_spinning`` = "0"): spinning threads keep burning the
-  cores after a run returns and slow down whatever runs next, which made ONNX
-  Runtime and OpenVINO swap places depending on which was measured first. Worker i
-  (the calling thread is worker 0) is pinned to the i-th CPU this process may use
-  (``session.intra_op_thread_affinities``, 1-based ids, the calling thread unpinned):
-  unpinned, one session in a process could run at 1.7x the others for its whole life,
-  its worker sharing a CPU with the calling thread (`scripts/session_spread.py` on
-  light SqueezeNet: six equal sessions, an outlier in 3 of 5 processes; pinned, none in
-  6);
+  (sequential execution). Its worker threads spin while a run is under way and stop
+  when it returns (``spinning="run"``: ``session.intra_op.allow_spinning`` = "1",
+  ``session.force_spinning_stop`` = "1"): spinning is ORT's default and makes most
+  runs faster here, but threads left spinning after a run keep burning the cores and
+  slow down whatever runs next (they made ONNX Runtime and OpenVINO swap places
+  depending on which was measured first). A kernel that is a whole plan (`whole_plan`)
+  has nothing of ours run between its calls, so its threads spin on after a run too
+  (``"on"``, ORT's default), and its next call finds them awake. ``"off"``: they block
+  as soon as they find no work. Whole models in one session, against ``"off"``
+  (`scripts/ort_spinning.py`: median per-round ratio, 14 interleaved rounds of 50 ms
+  samples; two processes):
+
+  | model | ``"run"`` | ``"on"`` |
+  |---|---:|---:|
+  | MLP | 0.91, 0.94 | 0.66, 0.70 |
+  | MNIST CNN | 0.84, 0.97 | 0.66, 1.15 |
+  | ShuffleNet | 0.82, 0.82 | 0.82, 0.82 |
+  | SqueezeNet | 0.95, 0.92 | 0.89, 0.90 |
+  | DenseNet-121 | 0.91, 0.92 | 0.89, 0.90 |
+  | transformer encoder | 0.95, 1.01 | 0.94, 0.92 |
+  | ResNet-50 | 1.04, 1.02 | 0.99, 0.97 |
+
+  Worker i (the calling thread is worker 0) is pinned to the i-th CPU this process may
+  use (``session.intra_op_thread_affinities``, 1-based ids, the calling thread
+  unpinned): unpinned, one session in a process could run at 1.7x the others for its
+  whole life, its worker sharing a CPU with the calling thread
+  (`scripts/session_spread.py` on light SqueezeNet: six equal sessions, an outlier in 3
+  of 5 processes; pinned, none in 6);
 - OpenVINO: one stream, ``INFERENCE_NUM_THREADS`` = threads, latency hint, f32
   inference precision (the CPU plugin would pick bf16 here), its worker threads pinned
   (``ENABLE_CPU_PINNING``; the calling thread stays unpinned): unpinned, the same
@@ -33,7 +51,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from collage_xdsl.errors import CollageError
 
@@ -52,16 +70,31 @@ def _default_threads() -> int:
     return int(env)
 
 
+SPINNING = ("off", "run", "on")
+"""How ONNX Runtime's idle worker threads wait: block at once, spin while a run is under
+way, or spin on after it returns as well (see the module docstring)."""
+DEFAULT_SPINNING = "run"
+
+
 @dataclass(frozen=True)
 class ThreadPolicy:
     """Thread counts and spinning for every backend (see the module docstring)."""
 
     threads: int = field(default_factory=_default_threads)
-    spinning: bool = False
+    spinning: str = DEFAULT_SPINNING
+    """One of `SPINNING`."""
 
     def __post_init__(self) -> None:
         if self.threads < 1:
             raise CollageError(f"thread count must be positive, got {self.threads}")
+        if self.spinning not in SPINNING:
+            raise CollageError(f"spinning must be one of {', '.join(SPINNING)}, "
+                               f"got '{self.spinning}'")
+
+    def whole_plan(self) -> ThreadPolicy:
+        """The policy for a kernel that is a whole plan: nothing else of the plan runs
+        between its calls, so threads spinning in a run may spin on after it."""
+        return replace(self, spinning="on") if self.spinning == "run" else self
 
     @staticmethod
     def resolve(threads: ThreadPolicy | int | None) -> ThreadPolicy:
@@ -72,11 +105,13 @@ class ThreadPolicy:
 
     def onnxruntime_config(self) -> tuple[int, int, dict[str, str]]:
         """(intra-op threads, inter-op threads, session config entries) for ONNX Runtime."""
-        spin = "1" if self.spinning else "0"
+        spin = "0" if self.spinning == "off" else "1"
         config = {
             "session.intra_op.allow_spinning": spin,
             "session.inter_op.allow_spinning": spin,
         }
+        if self.spinning == "run":
+            config["session.force_spinning_stop"] = "1"
         if self.threads > 1:
             cpus = sorted(os.sched_getaffinity(0))
             config["session.intra_op_thread_affinities"] = ";".join(

@@ -19,8 +19,8 @@ Per model:
    ("n/a" when a database exists without it). Then it is partitioned again, warm: the
    search and measurement time with a warm database.
 2. Configurations (`benchmarks/bench_configs.py`), all with one `ThreadPolicy`
-   (`--threads`; ONNX Runtime's threads spin in a run, and after it where the whole
-   model is one kernel): `onnxruntime`, `openvino` and `tvm` alone
+   (`--threads`; ONNX Runtime's threads spin in a run and stop when it returns):
+   `onnxruntime`, `openvino` and `tvm` alone
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,

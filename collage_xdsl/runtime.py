@@ -229,7 +229,6 @@ class Executable:
                     f"@{self.main.sym_name.data} argument {i}: {arg.type} is not a tensor"
                 )
             self._arg_types.append((shape_of(arg.type), np_dtype(arg.type.get_element_type())))
-        whole_plan = direct_kernel_call(self.main) is not None
         slots: dict[SSAValue, int] = {a: i for i, a in enumerate(block.args)}
         self._constants: dict[int, object] = {}
         ops = [op for op in block.ops if not isinstance(op, ReturnOp)]
@@ -251,7 +250,7 @@ class Executable:
                 if not isinstance(callee, FuncOp):
                     raise ExecutionError(f"func.call: no function {op.callee} in the module")
                 if "collage.kernel" in callee.attributes:
-                    kernel, callee = self._compile(callee, whole_plan), None
+                    kernel, callee = self._compile(callee), None
             for v in (*op.results, *op.operands):  # an unused result dies at once
                 last[slots[v]] = len(planned)
             planned.append((op, kernel, callee))
@@ -285,16 +284,13 @@ class Executable:
         (step,) = self._steps
         return step
 
-    def _compile(self, func: FuncOp, whole_plan: bool) -> CompiledKernel:
-        """`func` compiled under the policy, or under `ThreadPolicy.whole_plan` when it
-        is `@main`'s only call (its library's threads may then spin on between calls)."""
+    def _compile(self, func: FuncOp) -> CompiledKernel:
         name = func.sym_name.data
         if name not in self.kernels:
             backend = func.attributes.get("collage.backend")
             if backend is None:
                 raise ExecutionError(f"kernel function @{name} has no collage.backend")
-            policy = self.policy.whole_plan() if whole_plan else self.policy
-            self.kernels[name] = compiled_kernel(func, backend.data, policy)
+            self.kernels[name] = compiled_kernel(func, backend.data, self.policy)
         return self.kernels[name]
 
     def _check_inputs(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -6,14 +6,18 @@ Per model: three ONNX Runtime sessions of the whole model, one per `ThreadPolicy
 spinning setting ("off", "run", "on"; threads and pinning as the process's policy), and
 OpenVINO on the file for reference, timed side by side in balanced interleaved rounds
 (`collage_xdsl.sampling`: one 50 ms sample each per round). Prints each one's median
-per-round ratio to spinning "off". The figures in `collage_xdsl.codegen.threads` come
-from this script.
+per-round ratio to spinning "off". Then what each setting leaves behind: a 50 ms
+OpenVINO sample right after a 50 ms sample of each session, and after a 20 ms pause,
+as a ratio to OpenVINO right after "off". The figures in `collage_xdsl.codegen.threads`
+come from this script.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,29 +30,50 @@ from collage_xdsl.tools.collage import load_model, random_inputs
 from collage_xdsl.tools.collage_bench import openvino_model
 
 SAMPLE_S = 0.05
+PAUSE_S = 0.02
 
 
-def ratios(path: Path, rounds: int) -> tuple[dict[str, float], float]:
-    """Median per-round ratio to spinning "off" per configuration, and "off"'s median s."""
+def sessions(path: Path) -> dict[str, Callable[[], object]]:
+    """A call of the whole model per ONNX Runtime spinning setting, and on OpenVINO."""
     model = load_model(str(path))
     inputs = random_inputs(model, 0)
     policy = ThreadPolicy()
     runs = {}
     for spinning in SPINNING:
-        session = ort.InferenceSession(str(path), session_options(replace(policy, spinning=spinning)),
-                                       providers=["CPUExecutionProvider"])
+        options = session_options(replace(policy, spinning=spinning))
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         runs[f"onnxruntime {spinning}"] = (
             lambda s: lambda: s.run(None, dict(zip(model.input_names, inputs))))(session)
     ov = openvino_model(path, policy)
     runs["openvino"] = lambda: ov(inputs)
-    calls = {k: calls_per_sample(SAMPLE_S, take_sample(run, 3).steady) for k, run in runs.items()}
+    return runs
+
+
+def ratios(runs: dict[str, Callable[[], object]], calls: dict[str, int], rounds: int
+           ) -> dict[str, float]:
+    """Median per-round ratio to ONNX Runtime with spinning "off", per configuration."""
     samples: dict[str, list[float]] = {k: [] for k in runs}
     for r in range(rounds):
         for k in balanced_order(list(runs), r):
             samples[k].append(take_sample(runs[k], calls[k]).steady)
     base = samples["onnxruntime off"]
-    return ({k: statistics.median(a / b for a, b in zip(v, base)) for k, v in samples.items()},
-            statistics.median(base))
+    return {k: statistics.median(a / b for a, b in zip(v, base)) for k, v in samples.items()}
+
+
+def left_behind(runs: dict[str, Callable[[], object]], calls: dict[str, int], rounds: int
+                ) -> dict[tuple[str, float], float]:
+    """OpenVINO's median right after each ONNX Runtime setting (pause 0 or `PAUSE_S`), as
+    a ratio to its median right after spinning "off"."""
+    samples: dict[tuple[str, float], list[float]] = {}
+    for _ in range(rounds):
+        for spinning in SPINNING:
+            for pause in (0.0, PAUSE_S):
+                take_sample(runs[f"onnxruntime {spinning}"], calls[f"onnxruntime {spinning}"])
+                time.sleep(pause)
+                samples.setdefault((spinning, pause), []).append(
+                    take_sample(runs["openvino"], calls["openvino"]).steady)
+    base = statistics.median(samples[("off", 0.0)])
+    return {k: statistics.median(v) / base for k, v in samples.items()}
 
 
 def main() -> None:
@@ -57,9 +82,16 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=14)
     args = p.parse_args()
     for path in args.models:
-        found, off_s = ratios(path, args.rounds)
-        print(f"{path.stem}: " + ", ".join(f"{k} {v:.3f}x" for k, v in found.items())
-              + f" (onnxruntime off {off_s * 1e3:.3f} ms)", flush=True)
+        runs = sessions(path)
+        calls = {k: calls_per_sample(SAMPLE_S, take_sample(run, 3).steady)
+                 for k, run in runs.items()}
+        found = ratios(runs, calls, args.rounds)
+        print(f"{path.stem}: " + ", ".join(f"{k} {v:.3f}x" for k, v in found.items()),
+              flush=True)
+        after = left_behind(runs, calls, args.rounds)
+        print(f"{path.stem}: openvino right after onnxruntime " + ", ".join(
+            f"{spinning}{f' + {pause * 1e3:.0f} ms' if pause else ''} {v:.3f}x"
+            for (spinning, pause), v in after.items()), flush=True)
 
 
 if __name__ == "__main__":

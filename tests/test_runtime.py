@@ -275,31 +275,6 @@ def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
             broken.run(feeds, profile=profile)
 
 
-def test_only_a_whole_plan_kernel_spins_on_between_calls(example):
-    """ONNX Runtime's threads spin in a run and stop when it returns (`ThreadPolicy`
-    spinning "run"), but keep spinning after it when the kernel is the whole plan: nothing
-    of ours runs between its calls."""
-    module, feeds, want, _ = example("mlp")
-
-    def stop(kernel) -> str | None:
-        options = kernel.session.get_session_options()
-        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"
-        try:
-            return options.get_session_config_entry("session.force_spinning_stop")
-        except RuntimeError:  # not set: ORT's default, spinning on after the run
-            return None
-
-    def stops(exe: Executable) -> set[str | None]:
-        return {stop(k) for k in exe.kernels.values()}
-
-    whole = Executable(assign_module(module, "onnxruntime"))
-    per_op = Executable(assign_module(module, "onnxruntime", "none"))
-    assert len(whole.kernels) == 1 and len(per_op.kernels) > 1
-    assert stops(whole) == {None} and stops(per_op) == {"1"}
-    assert_matches(whole.run(feeds), want)
-    assert_matches(per_op.run(feeds), want)
-
-
 def near_tied_mlp(example):
     """The MLP refined with the mock scorer: tvm alone, with onnxruntime alone (the start
     plan, 1.1x) kept as @main.alt1."""

@@ -9,15 +9,19 @@ share of the machine instead of its own default:
 - ONNX Runtime: ``intra_op_num_threads`` = threads, ``inter_op_num_threads`` = 1
   (sequential execution). Its worker threads spin while a run is under way and stop
   when it returns (``spinning="run"``: ``session.intra_op.allow_spinning`` = "1",
-  ``session.force_spinning_stop`` = "1"): spinning is ORT's default and makes most
-  runs faster here, but threads left spinning after a run keep burning the cores and
-  slow down whatever runs next (they made ONNX Runtime and OpenVINO swap places
-  depending on which was measured first). A kernel that is a whole plan (`whole_plan`)
-  has nothing of ours run between its calls, so its threads spin on after a run too
-  (``"on"``, ORT's default), and its next call finds them awake. ``"off"``: they block
-  as soon as they find no work. Whole models in one session, against ``"off"``
-  (`scripts/ort_spinning.py`: median per-round ratio, 14 interleaved rounds of 50 ms
-  samples; two processes):
+  ``session.force_spinning_stop`` = "1"). Spinning is ORT's default and makes most
+  runs faster here. ORT's default also leaves them spinning after a run (``"on"``),
+  faster still for a session called back to back, but they then burn the cores for
+  more than 20 ms and slow down whatever else the process runs: OpenVINO's next 50 ms
+  of light SqueezeNet or the transformer encoder ran 1.29-1.33x slower right after
+  ``"on"``, 1.08-1.11x after a 20 ms pause, and as fast as after ``"off"`` after
+  ``"run"``. So ``"on"`` is for a process that runs one ORT session and nothing else;
+  kernels of several libraries, the runtime's alternative plans, the benchmark's
+  interleaved configurations and the measuring worker all need ``"run"``. ``"off"``:
+  the threads block as soon as they find no work. Whole models in one session, against
+  ``"off"`` (`scripts/ort_spinning.py`: median per-round ratio, 14 interleaved rounds
+  of 50 ms samples, two processes; the ``"on"`` column also slows the other sessions
+  timed after it, so it flatters ORT):
 
   | model | ``"run"`` | ``"on"`` |
   |---|---:|---:|
@@ -51,7 +55,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from collage_xdsl.errors import CollageError
 
@@ -90,11 +94,6 @@ class ThreadPolicy:
         if self.spinning not in SPINNING:
             raise CollageError(f"spinning must be one of {', '.join(SPINNING)}, "
                                f"got '{self.spinning}'")
-
-    def whole_plan(self) -> ThreadPolicy:
-        """The policy for a kernel that is a whole plan: nothing else of the plan runs
-        between its calls, so threads spinning in a run may spin on after it."""
-        return replace(self, spinning="on") if self.spinning == "run" else self
 
     @staticmethod
     def resolve(threads: ThreadPolicy | int | None) -> ThreadPolicy:

@@ -8,7 +8,7 @@ configuration: for `onnxruntime` and `openvino` one session over the whole ONNX 
 (an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`, the
 whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) through the
 runtime. Every configuration uses the process's `ThreadPolicy` (same threads; ONNX
-Runtime's threads spin in a run, and after it too where the whole model is one kernel).
+Runtime's threads spin in a run and stop when it returns).
 
 Each configuration is warmed up, its outputs are checked against the first one's (a mismatch
 is an error), then the configurations are timed side by side: one sample each per round, in
@@ -47,13 +47,12 @@ Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
 
 def onnxruntime_session(path: Path, names: list[str], policy: ThreadPolicy) -> Run:
-    """The whole ONNX model in one ONNX Runtime session, configured as the runtime
-    configures a plan that is one kernel (`ThreadPolicy.whole_plan`)."""
+    """The whole ONNX model in one ONNX Runtime session (as the codegen configures it)."""
     import onnxruntime as ort
 
     from collage_xdsl.codegen.onnxruntime import session_options
 
-    session = ort.InferenceSession(str(path), session_options(policy.whole_plan()),
+    session = ort.InferenceSession(str(path), session_options(policy),
                                    providers=["CPUExecutionProvider"])
     return lambda inputs: session.run(None, dict(zip(names, inputs)))
 

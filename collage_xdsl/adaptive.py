@@ -60,8 +60,10 @@ PROBE_S = 1e-3
 """Seconds of timed calls per reference and per probe (at least `MIN_PROBE_CALLS` calls)."""
 MIN_PROBE_CALLS = 3
 """Timed calls per reference and per probe at least."""
-WARM_BELOW_S = 1e-3
-"""A probe of a plan faster than this leaves its first call out."""
+WARM_BELOW_S = 10e-3
+"""A probe of a plan faster than this leaves its first call out: light ShuffleNet's
+OpenVINO plan, 1.38 ms in the benchmark, measured 1.75 ms in 3-call probes that kept
+the first call after ONNX Runtime ran, and the runtime stayed on ONNX Runtime (1.48 ms)."""
 NEAR = 0.05
 """A probed plan that loses by at most this much (relative) keeps the full probing rate."""
 MAX_BACKOFF = 4

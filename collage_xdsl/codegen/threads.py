@@ -13,8 +13,8 @@ share of the machine instead of its own default:
   runs faster here. ORT's default also leaves them spinning after a run (``"on"``),
   faster still for a session called back to back, but they then burn the cores for
   more than 20 ms and slow down whatever else the process runs: OpenVINO's next 50 ms
-  of light SqueezeNet or the transformer encoder ran 1.29-1.33x slower right after
-  ``"on"``, 1.08-1.11x after a 20 ms pause, and as fast as after ``"off"`` after
+  of the MLP, light SqueezeNet or the transformer encoder ran 1.18-1.31x slower right
+  after ``"on"``, 1.08-1.11x after a 20 ms pause, and as fast as after ``"off"`` after
   ``"run"``. So ``"on"`` is for a process that runs one ORT session and nothing else;
   kernels of several libraries, the runtime's alternative plans, the benchmark's
   interleaved configurations and the measuring worker all need ``"run"``. ``"off"``:

@@ -21,13 +21,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import onnxruntime as ort
-
-from collage_xdsl.codegen.onnxruntime import session_options
 from collage_xdsl.codegen.threads import SPINNING, ThreadPolicy
 from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import openvino_model
+from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
 
 SAMPLE_S = 0.05
 PAUSE_S = 0.02
@@ -40,10 +37,9 @@ def sessions(path: Path) -> dict[str, Callable[[], object]]:
     policy = ThreadPolicy()
     runs = {}
     for spinning in SPINNING:
-        options = session_options(replace(policy, spinning=spinning))
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        runs[f"onnxruntime {spinning}"] = (
-            lambda s: lambda: s.run(None, dict(zip(model.input_names, inputs))))(session)
+        session = onnxruntime_session(path, model.input_names,
+                                      replace(policy, spinning=spinning))
+        runs[f"onnxruntime {spinning}"] = (lambda run: lambda: run(inputs))(session)
     ov = openvino_model(path, policy)
     runs["openvino"] = lambda: ov(inputs)
     return runs

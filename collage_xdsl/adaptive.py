@@ -41,7 +41,11 @@ first) in cycles:
    So when the probed plan is x% slower, probing costs about explore * x% at first and a
    quarter of that once it kept losing, while a plan near the current one is probed at
    the full rate. (At the full rate throughout, the MLP's runtime, probing two plans
-   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.)
+   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.) A plan the
+   selector switched away from is never backed off: the state of the machine that made
+   it slower passes (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went
+   to TVM, 31 us, while ONNX Runtime ran 34 us, and stayed there for 5 rounds after
+   ONNX Runtime was back at 22 us, probing it at a quarter of the rate).
 
 The first call runs the current plan, and then each other plan once, throwing their
 outputs away; the first cycle starts at the second call. A plan's first run is its
@@ -144,6 +148,8 @@ class PlanSelector:
         self._won: int | None = None
         """The plan that won the last cycle, to be confirmed by the next."""
         self._cold = True
+        self._left: set[int] = set()
+        """Plans the selector switched away from (never backed off)."""
         """No call yet: the first one runs the other plans once as well."""
 
     def __call__(self, inputs):
@@ -204,13 +210,14 @@ class PlanSelector:
         self.calls[probe.plan] += probe.calls
         self._window = self._reference = None
         won = mean < current and statistics.median(probe.times) < current
-        lost_by_far = mean > current * (1 + NEAR)
+        back_off = mean > current * (1 + NEAR) and probe.plan not in self._left
         self.backoff[probe.plan] = (min(2 * self.backoff[probe.plan], MAX_BACKOFF)
-                                    if lost_by_far else 1)
+                                    if back_off else 1)
         if won and self._won is None:  # confirm at once
             self._won, self._steady = probe.plan, 0
             return
         if won:
+            self._left.add(self.current)
             self.current, self.switches = probe.plan, self.switches + 1
             self._plan = self.plans[probe.plan]
         self._won = None

@@ -285,10 +285,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
     for config, selector in selectors.items():
         if config in runs:
             stats = configs[config]["alternatives"] = selector.stats()
-            entry["notes"].append(
-                f"{config}: chose between {len(stats['calls'])} plans at run time "
-                f"(calls {'/'.join(map(str, stats['calls']))}, {stats['probes']} probes, "
-                f"{stats['switches']} switches)")
+            entry["notes"].append(selector_note(config, stats))
     for config, greedy in PAIRS.items():
         if config in runs and greedy in runs:
             ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
@@ -299,6 +296,15 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             progress(f"{name}: checking the additive model of {config}")
             entry["additive_error"][config] = _additivity(plans[config], inputs, policy,
                                                           args.additivity_rounds)
+
+
+def selector_note(config: str, stats: dict) -> str:
+    """The note on what the runtime's plan selector did (`PlanSelector.stats`)."""
+    return (f"{config}: chose between {len(stats['calls'])} plans at run time "
+            f"(calls {'/'.join(map(str, stats['calls']))}, {stats['probes']} probes, "
+            f"{stats['switches']} switches)"
+            + "".join(f"; {name} dropped at run time: {why}"
+                      for name, why in stats["dropped"].items()))
 
 
 def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: int) -> dict:

@@ -52,15 +52,23 @@ outputs away; the first cycle starts at the second call. A plan's first run is i
 slowest (OpenVINO's MNIST CNN plan: 1.2 ms, then 24-70 us): it belongs in the first call,
 which is slow anyway, not in a probe that the caller times (in the benchmark, before this,
 the selector's first round of 50 ms ran 1.02-1.13x of the same plan without a selector).
+
+A plan other than the current one that fails (its first run, or a probe) is dropped for
+good, with its reason on stderr, and the current plan answers the call: refinement
+checked the plans on one set of inputs, and a library may still refuse others. When the
+current plan fails as well, the inputs are at fault and its error is the caller's.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from collage_xdsl.errors import CollageError
 
 EXPLORE = 0.03
 """The share of call time spent probing the other plans."""
@@ -122,13 +130,18 @@ class _Window:
 class PlanSelector:
     """Calls one of several plans computing the same function, the one measured fastest."""
 
-    def __init__(self, plans: Sequence[Callable], *, explore: float = EXPLORE,
-                 probe_s: float = PROBE_S, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, plans: Sequence[Callable], *, names: Sequence[str] | None = None,
+                 explore: float = EXPLORE, probe_s: float = PROBE_S,
+                 clock: Callable[[], float] = time.perf_counter):
         if len(plans) < 2:
             raise ValueError("PlanSelector needs at least two plans to choose between")
+        if names is not None and len(names) != len(plans):
+            raise ValueError(f"{len(names)} names for {len(plans)} plans")
         if not 0 < explore < 1:
             raise ValueError(f"explore must be in (0, 1), got {explore}")
         self.plans, self.explore, self.probe_s, self.clock = list(plans), explore, probe_s, clock
+        self.names = list(names) if names is not None else [f"plan {i}"
+                                                            for i in range(len(plans))]
         self.current = 0
         self._plan = self.plans[0]
         self._steady = 0
@@ -148,9 +161,11 @@ class PlanSelector:
         self._won: int | None = None
         """The plan that won the last cycle, to be confirmed by the next."""
         self._cold = True
+        """No call yet: the first one runs the other plans once as well."""
         self._left: set[int] = set()
         """Plans the selector switched away from (never backed off)."""
-        """No call yet: the first one runs the other plans once as well."""
+        self.dropped: dict[int, str] = {}
+        """Plans that failed at run time, and why: never called again."""
 
     def __call__(self, inputs):
         if self._steady:  # the steady path: count down, call, nothing else
@@ -163,11 +178,22 @@ class PlanSelector:
         ends the cycle when the probe is done."""
         if self._cold:
             return self._first_call(inputs)
+        if len(self.dropped) == len(self.plans) - 1:  # nothing left to choose between
+            self.calls[self.current] += 1
+            return self._plan(inputs)
         window = self._window
         if window is None:
             window = self._window = self._open(self.current, reference=True)
         started = self.clock()
-        outputs = self.plans[window.plan](inputs)
+        try:
+            outputs = self.plans[window.plan](inputs)
+        except Exception as e:
+            if window.plan == self.current:
+                raise
+            outputs = self._plan(inputs)  # when it fails too, the inputs are at fault
+            self.calls[self.current] += 1
+            self._drop(window.plan, e)
+            return outputs
         window.add(started, self.clock() - started)
         if window.done(self.probe_s):
             if self._reference is None:
@@ -182,15 +208,33 @@ class PlanSelector:
         self._cold = False
         outputs = self._plan(inputs)
         self.calls[self.current] += 1
-        for plan in self.plans[1:]:
-            plan(inputs)
+        for i, plan in enumerate(self.plans[1:], 1):
+            try:
+                plan(inputs)
+            except Exception as e:
+                self._drop(i, e)
         return outputs
+
+    def _drop(self, plan: int, error: Exception) -> None:
+        """Never call `plan` again (it failed where the current plan did not), say so on
+        stderr, and start the next cycle afresh."""
+        reason = str(error) if isinstance(error, CollageError) else \
+            f"{type(error).__name__}: {error}"
+        self.dropped[plan] = reason
+        for window in (self._reference, self._window):
+            if window is not None:
+                self.calls[window.plan] += window.calls
+        print(f"collage: alternative plan {self.names[plan]} dropped at run time: {reason}",
+              file=sys.stderr)
+        self._window = self._reference = self._won = None
+        self.backoff[plan] = 1
 
     def _start_probe(self) -> _Window:
         if self._won is not None:
             probed = self._won
         else:
-            others = [i for i in range(len(self.plans)) if i != self.current]
+            others = [i for i in range(len(self.plans))
+                      if i != self.current and i not in self.dropped]
             probed = others[self._turn % len(others)]
             self._turn += 1
         return self._open(probed, reference=False)
@@ -230,7 +274,8 @@ class PlanSelector:
         self.calls[self.current] += self._steady
 
     def stats(self) -> dict:
-        """Calls per plan, probes, switches, the current plan and the latest estimates."""
+        """Calls per plan, probes, switches, the current plan, the latest estimates and the
+        plans dropped (name: why)."""
         calls = list(self.calls)
         calls[self.current] -= self._steady
         for window in (self._reference, self._window):
@@ -238,4 +283,5 @@ class PlanSelector:
                 calls[window.plan] += window.calls
         return {"calls": calls, "probes": self.probes, "switches": self.switches,
                 "current": self.current, "backoff": list(self.backoff),
-                "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate]}
+                "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate],
+                "dropped": {self.names[i]: why for i, why in self.dropped.items()}}

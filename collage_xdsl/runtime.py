@@ -193,8 +193,9 @@ class Executable:
         """Chooses between `@main` and its alternatives at run time, when it has any."""
         alternatives = self._alternatives() if adapt else []
         if alternatives:
-            self.selector = PlanSelector([self._run_plain,
-                                          *(a._run_plain for a in alternatives)])
+            self.selector = PlanSelector(
+                [self._run_plain, *(a._run_plain for a in alternatives)],
+                names=[f"@{e.main.sym_name.data}" for e in (self, *alternatives)])
 
     def _alternatives(self) -> list[Executable]:
         """Executables of the plans `@main` lists in `collage.alternatives`."""

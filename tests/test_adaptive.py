@@ -228,6 +228,70 @@ def test_more_than_two_plans_are_probed_in_turn():
     assert selector.current == 2 and {"a", "b"} <= set(names[-60000:])
 
 
+class Failing(FakePlan):
+    """Raises on its calls from `fails_from` on (n counted from 0)."""
+
+    def __init__(self, clock, name, latency, fails_from):
+        super().__init__(clock, name, lambda n: latency)
+        self.fails_from = fails_from
+
+    def __call__(self, inputs):
+        if self.n >= self.fails_from:
+            self.n += 1
+            raise RuntimeError(f"{self.name} refused the inputs")
+        return super().__call__(inputs)
+
+
+@pytest.mark.parametrize("fails_from", [0, 5])  # its first run, a later probe
+def test_an_alternative_failing_at_run_time_is_dropped(fails_from, capsys):
+    clock = Clock()
+    a = FakePlan(clock, "a", lambda n: 30e-6)
+    b = Failing(clock, "b", 20e-6, fails_from)
+    c = FakePlan(clock, "c", lambda n: 40e-6)
+    FakePlan.last[0] = None
+    selector = PlanSelector([a, b, c], names=["@main", "@main.alt1", "@main.alt2"],
+                            clock=clock)
+    names = run(selector, 20000)
+    assert names.count("b") <= max(0, fails_from - 1)  # answered by "a" when "b" failed
+    assert b.n == fails_from + 1  # never called after it failed
+    assert "collage: alternative plan @main.alt1 dropped at run time: RuntimeError: b " \
+           "refused the inputs" in capsys.readouterr().err
+    stats = selector.stats()
+    assert stats["dropped"] == {"@main.alt1": "RuntimeError: b refused the inputs"}
+    assert sum(stats["calls"]) == 20000 and stats["calls"][2] > 0  # "c" still probed
+    assert selector.current == 0
+
+
+def test_the_last_alternative_dropped_leaves_the_current_plan_alone():
+    clock = CountingClock()
+    a = FakePlan(clock, "a", lambda n: 30e-6)
+    b = Failing(clock, "b", 20e-6, 0)
+    FakePlan.last[0] = None
+    selector = PlanSelector([a, b], clock=clock)
+    assert run(selector, 1000) == ["a"] * 1000
+    assert clock.reads == 0 and selector.stats()["calls"] == [1000, 0]
+
+
+def test_inputs_every_plan_refuses_are_the_callers_error():
+    clock = Clock()
+
+    class Picky(FakePlan):
+        def __call__(self, inputs):
+            if inputs == "bad":
+                raise RuntimeError(f"{self.name} refused the inputs")
+            return super().__call__(inputs)
+
+    a, b = (Picky(clock, name, lambda n: 30e-6) for name in "ab")
+    FakePlan.last[0] = None
+    selector = PlanSelector([a, b], clock=clock)
+    while selector._window is None or selector._window.plan != 1:  # until b is probed
+        selector("good")
+    with pytest.raises(RuntimeError, match="a refused the inputs"):
+        selector("bad")
+    assert selector.dropped == {}
+    assert "b" in run(selector, 1000)  # b is still probed
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(explore=0), "explore must be in"), (dict(explore=1), "explore must be in")])
 def test_bad_options_are_errors(kwargs, message):

@@ -24,6 +24,7 @@ from bench_configs import CONFIGS, PAIRS, SINGLES, OutputCheck, ill_conditioned 
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
 from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
 
+from collage_xdsl.adaptive import PlanSelector  # noqa: E402
 from collage_xdsl.codegen.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
 from collage_xdsl.tools.collage import load_model  # noqa: E402
@@ -228,6 +229,18 @@ def test_a_failing_reference_fails_the_model_only(monkeypatch, tmp_path):
     assert entry["reason"] == ("CollageError: onnxruntime (the reference) failed: "
                                "RuntimeError: boom")
     assert not (tmp_path / "costs").exists()  # nothing partitioned after the reference failed
+
+
+def test_the_selector_note_names_a_plan_dropped_at_run_time():
+    def lost(inputs):
+        raise RuntimeError("session lost")
+
+    selector = PlanSelector([lambda x: x, lost], names=["@main", "@main.alt1"])
+    for i in range(10):
+        selector(i)
+    assert bench_run.selector_note("collage", selector.stats()) == (
+        "collage: chose between 2 plans at run time (calls 10/0, 0 probes, 0 switches); "
+        "@main.alt1 dropped at run time: RuntimeError: session lost")
 
 
 # ---------------------------------------------------------------------------

@@ -314,6 +314,29 @@ def test_an_alternative_that_no_longer_compiles_is_dropped(example, capsys):
     assert_matches(exe.run(feeds), want)
 
 
+def test_an_alternative_failing_at_run_time_is_dropped(example, capsys, monkeypatch):
+    module, feeds, want = near_tied_mlp(example)
+    compile_kernel = runtime.compiled_kernel
+
+    class Lost:
+        backend = "onnxruntime"
+
+        def __call__(self, inputs):
+            raise RuntimeError("session lost")
+
+    monkeypatch.setattr(runtime, "compiled_kernel", lambda func, backend, policy: (
+        Lost() if backend == "onnxruntime" else compile_kernel(func, backend, policy)))
+    exe = Executable(module)
+    assert exe.selector is not None
+    for _ in range(300):
+        assert_matches(exe.run(feeds), want)
+    (why,) = exe.selector.stats()["dropped"].values()
+    assert list(exe.selector.stats()["dropped"]) == ["@main.alt1"]
+    assert why.startswith("onnxruntime kernel @") and why.endswith("RuntimeError: session lost")
+    assert "collage: alternative plan @main.alt1 dropped at run time: onnxruntime kernel" \
+        in capsys.readouterr().err
+
+
 def test_bad_alternatives_are_errors(example):
     module, _, _ = near_tied_mlp(example)
     main = next(f for f in module.ops if f.sym_name.data == "main")

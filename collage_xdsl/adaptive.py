@@ -185,15 +185,19 @@ class PlanSelector:
         if window is None:
             window = self._window = self._open(self.current, reference=True)
         started = self.clock()
-        try:
-            outputs = self.plans[window.plan](inputs)
-        except Exception as e:
-            if window.plan == self.current:
-                raise
-            outputs = self._plan(inputs)  # when it fails too, the inputs are at fault
-            self.calls[self.current] += 1
-            self._drop(window.plan, e)
-            return outputs
+        if window.plan == self.current:
+            outputs = self._plan(inputs)
+        else:
+            failure = None
+            try:
+                outputs = self.plans[window.plan](inputs)
+            except Exception as e:
+                failure = e
+            if failure is not None:  # outside the handler: the current plan's error, if
+                outputs = self._plan(inputs)  # it fails too, is not chained to this one
+                self.calls[self.current] += 1
+                self._drop(window.plan, failure)
+                return outputs
         window.add(started, self.clock() - started)
         if window.done(self.probe_s):
             if self._reference is None:

@@ -286,8 +286,9 @@ def test_inputs_every_plan_refuses_are_the_callers_error():
     selector = PlanSelector([a, b], clock=clock)
     while selector._window is None or selector._window.plan != 1:  # until b is probed
         selector("good")
-    with pytest.raises(RuntimeError, match="a refused the inputs"):
+    with pytest.raises(RuntimeError, match="a refused the inputs") as error:
         selector("bad")
+    assert error.value.__context__ is None  # not chained to b's failure
     assert selector.dropped == {}
     assert "b" in run(selector, 1000)  # b is still probed
 

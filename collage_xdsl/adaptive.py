@@ -41,7 +41,13 @@ first) in cycles:
    So when the probed plan is x% slower, probing costs about explore * x% at first and a
    quarter of that once it kept losing, while a plan near the current one is probed at
    the full rate. (At the full rate throughout, the MLP's runtime, probing two plans
-   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.) A plan the
+   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.) A slow plan
+   (`WARM_BELOW_S` and up) x% <= `NEAR` slower than the current one is probed with up to
+   `NEAR_EXPLORE` of the time, as long as that costs at most explore * `NEAR` (0.15%):
+   probing a 19 ms plan with 3% of the time is one probe per 1.9 s of calls, and in the
+   benchmark, light ResNet-50's runtime probed OpenVINO once in its 124 calls, 1.3%
+   slower then and 3% faster for the rest of the run. (Fast plans keep `explore`: each
+   probe also slows the current plan's next millisecond.) A plan the
    selector switched away from is never backed off: the state of the machine that made
    it slower passes (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went
    to TVM, 31 us, while ONNX Runtime ran 34 us, and stayed there for 5 rounds after
@@ -84,6 +90,9 @@ NEAR = 0.05
 """A probed plan that loses by at most this much (relative) keeps the full probing rate."""
 MAX_BACKOFF = 4
 """The most a losing plan's probes are thinned out (a cycle as many times as long)."""
+NEAR_EXPLORE = 0.15
+"""The most share of call time probing a slow plan (`WARM_BELOW_S` and up) within `NEAR`
+of the current one."""
 SETTLE_S = 2e-3
 """A window of a plan faster than `WARM_BELOW_S` leaves out the calls in its first
 `SETTLE_S` seconds."""
@@ -272,10 +281,19 @@ class PlanSelector:
         latency = self.estimate[self.current]
         assert latency is not None
         probe_s = probe.seconds + probe.left_out
-        cycle_s = (self.backoff[probe.plan] * probe_s / self.explore - reference.seconds
-                   - probe_s)
+        cycle_s = (self.backoff[probe.plan] * probe_s / self._share(current, mean)
+                   - reference.seconds - probe_s)
         self._steady = max(0, math.ceil(cycle_s / max(latency, 1e-9)))
         self.calls[self.current] += self._steady
+
+    def _share(self, current: float, probed: float) -> float:
+        """The share of call time for probing a plan measured at `probed` seconds against
+        the current plan's `current`: `explore`, or for slow plans near each other, up to
+        `NEAR_EXPLORE` while probing costs at most `explore` x `NEAR` of the calls' time."""
+        slower = probed / current - 1
+        if current < WARM_BELOW_S or slower > NEAR:
+            return self.explore
+        return max(self.explore, min(NEAR_EXPLORE, self.explore * NEAR / max(slower, 1e-9)))
 
     def stats(self) -> dict:
         """Calls per plan, probes, switches, the current plan, the latest estimates and the

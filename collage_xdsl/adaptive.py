@@ -47,11 +47,11 @@ first) in cycles:
    probing a 19 ms plan with 3% of the time is one probe per 1.9 s of calls, and in the
    benchmark, light ResNet-50's runtime probed OpenVINO once in its 124 calls, 1.3%
    slower then and 3% faster for the rest of the run. (Fast plans keep `explore`: each
-   probe also slows the current plan's next millisecond.) A plan the
-   selector switched away from is never backed off: the state of the machine that made
-   it slower passes (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went
-   to TVM, 31 us, while ONNX Runtime ran 34 us, and stayed there for 5 rounds after
-   ONNX Runtime was back at 22 us, probing it at a quarter of the rate).
+   probe also slows the current plan's next millisecond.) A plan the selector switched
+   away from is never backed off: the state of the machine that made it slower passes
+   (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went to TVM, 31 us,
+   while ONNX Runtime ran 34 us, and stayed there for 5 rounds after ONNX Runtime was
+   back at 22 us, probing it at a quarter of the rate).
 
 The first call runs the current plan, and then each other plan once, throwing their
 outputs away; the first cycle starts at the second call. A plan's first run is its

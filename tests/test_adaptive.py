@@ -50,6 +50,14 @@ def run(selector: PlanSelector, calls: int) -> list[str]:
     return [selector(i)[0] for i in range(calls)]
 
 
+def run_until(selector: PlanSelector, clock: Clock, end: float) -> list[tuple[str, float]]:
+    """Calls until the clock passes `end`: the plan that ran each and when it ended."""
+    trace = []
+    while clock.now < end:
+        trace.append((selector(None)[0], clock.now))
+    return trace
+
+
 def test_each_call_returns_the_outputs_of_the_plan_that_ran_it():
     clock = Clock()
     selector = PlanSelector(plans(clock, ("a", 1e-4), ("b", 2e-4)), clock=clock)
@@ -205,11 +213,7 @@ def test_slow_plans_near_each_other_are_probed_more_often_at_the_same_cost():
     b = FakePlan(clock, "b", lambda n: 1.013 * slow if clock.now < 0.3 else 0.97 * slow)
     FakePlan.last[0] = None
     selector = PlanSelector([a, b], clock=clock)
-    names, times = [], []
-    while clock.now < 2.5:
-        names.append(selector(None)[0])
-        times.append(clock.now)
-    later = [n for n, t in zip(names, times) if 1.5 <= t]
+    later = [n for n, t in run_until(selector, clock, 2.5) if 1.5 <= t]
     assert later.count("b") > 0.9 * len(later)
     # a steady near tie: probing the plan 1.3% slower costs at most EXPLORE x NEAR
     clock = Clock()
@@ -338,13 +342,10 @@ def test_a_plan_switched_away_from_is_probed_at_the_full_rate():
     tvm = FakePlan(clock, "tvm", lambda n: 31e-6)
     FakePlan.last[0] = None
     selector = PlanSelector([ort, tvm], clock=clock)
-    names, times = [], []
-    while clock.now < 1.6:
-        names.append(selector(None)[0])
-        times.append(clock.now)
-    slow = [n for n, t in zip(names, times) if 0.95 <= t < 1.2]
+    trace = run_until(selector, clock, 1.6)
+    slow = [n for n, t in trace if 0.95 <= t < 1.2]
     # TVM won at 0.9 s; ONNX Runtime is probed every 0.1 s of calls (not every 0.4 s)
-    back = [n for n, t in zip(names, times) if 1.35 <= t]
+    back = [n for n, t in trace if 1.35 <= t]
     assert slow.count("tvm") > 0.95 * len(slow)
     assert back.count("ort") > 0.95 * len(back)
     assert selector.stats()["switches"] == 2

@@ -240,7 +240,6 @@ class PlanSelector:
         print(f"collage: alternative plan {self.names[plan]} dropped at run time: {reason}",
               file=sys.stderr)
         self._window = self._reference = self._won = None
-        self.backoff[plan] = 1
 
     def _start_probe(self) -> _Window:
         if self._won is not None:

@@ -57,6 +57,24 @@ def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
     )
 
 
+def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
+    """`requests` with the backends of one sub-graph (one `key`) next to each other, in
+    the order each key and each backend first appears.
+
+    Candidates come backend by backend (every TVM kernel, then every ONNX Runtime one...),
+    and measured in that order each backend's kernels fell into a window of their own, a
+    minute apart on a big model. This machine's speed moves by a third between seconds
+    (ONNX Runtime on the MNIST CNN: 66-95 us in consecutive half seconds), so the windows
+    decided which backend looked faster: light ShuffleNet's whole model measured 3.4 ms on
+    OpenVINO and 6.6 ms on ONNX Runtime, 28 s apart, and the search chose OpenVINO; in
+    the benchmark's interleaved rounds the two plans ran 6.7 and 5.6 ms. Measured next to
+    each other, a sub-graph's backends see much the same machine."""
+    groups: dict[str, list[KernelRequest]] = {}
+    for r in requests:
+        groups.setdefault(r.key, []).append(r)
+    return [r for group in groups.values() for r in group]
+
+
 @dataclass(frozen=True)
 class Measurement:
     """The outcome of costing one kernel."""
@@ -94,18 +112,21 @@ class CostEstimator(ABC):
 
     def measure_many(self, requests: Iterable[KernelRequest]) -> Iterator[Measurement]:
         """Batch API: every request's measurement, in order, each as soon as it is known;
-        the kernels not seen before go to `_measure_many` together, each once."""
+        the kernels not seen before go to `_measure_many` together, each once, grouped by
+        sub-graph (`measurement_order`)."""
         requests = list(requests)
         new: dict[tuple[str, str], KernelRequest] = {}
         for r in requests:
             memo_key = (r.key, r.backend)
             if memo_key not in self._memo:
                 new.setdefault(memo_key, r)
-        fresh = iter(self._measure_many(list(new.values())))
+        ordered = measurement_order(new.values())
+        fresh = zip(ordered, self._measure_many(ordered))
         for r in requests:
             memo_key = (r.key, r.backend)
-            if memo_key not in self._memo:
-                self._memo[memo_key] = next(fresh)
+            while memo_key not in self._memo:
+                done, m = next(fresh)
+                self._memo[(done.key, done.backend)] = m
             yield self._memo[memo_key]
 
     def estimate(self, request: KernelRequest) -> Cost:

@@ -16,6 +16,7 @@ from collage_xdsl.evict import DEFAULT_L2, LINE, Evictor, footprint, l2_bytes, n
 from collage_xdsl.estimators import (
     KernelRequest,
     MeasuredCostEstimator,
+    Measurement,
     MockCostEstimator,
     kernel_request,
     parse_mock_costs,
@@ -93,6 +94,35 @@ def test_mock_formula():
         _request("tvm", 3)
     )
     assert est.estimate_all([_request("tvm", 1), _request("example", 1)]) == [Cost(2.0), Cost(1.0)]
+
+
+class DriftingEstimator(MockCostEstimator):
+    """ONNX Runtime 1.0 s and TVM 1.2 s per kernel, on a machine that slows down by a
+    tenth with every kernel measured."""
+
+    def __init__(self):
+        super().__init__({"tvm": 1.2, "ort": 1.0})
+        self.order: list[tuple[str, str]] = []
+
+    def _measure(self, request):
+        slowdown = 1 + 0.1 * len(self.order)
+        self.order.append((request.key, request.backend))
+        return Measurement(Cost(super()._measure(request).cost.seconds * slowdown))
+
+
+def test_backends_of_one_sub_graph_are_measured_next_to_each_other():
+    # candidates come backend by backend; "a" twice (a repeated block) is measured once
+    keys = ("a", "b", "a", "c")
+    requests = [_request(b, 1, key) for b in ("tvm", "ort") for key in keys]
+    est = DriftingEstimator()
+    costs = est.estimate_all(requests)
+    assert est.order == [(k, b) for k in ("a1", "b1", "c1") for b in ("tvm", "ort")]
+    # the costs answer the requests in their order
+    assert costs[:4] == [Cost(1.2), Cost(1.2 * 1.2), Cost(1.2), Cost(1.2 * 1.4)]
+    # ONNX Runtime is cheaper on every sub-graph, as on the machine; measured backend by
+    # backend (every tvm kernel first) the drift would have made tvm look cheaper on all
+    tvm, ort = costs[:4], costs[4:]
+    assert all(o < t for o, t in zip(ort, tvm))
 
 
 def test_parse_mock_costs():

@@ -88,7 +88,7 @@ class CostDatabase:
             raise self._error(f"cannot open it: {e}") from None
         try:
             self._check_or_create_schema()
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._use_wal()
         except sqlite3.DatabaseError as e:
             self._conn.close()
             raise self._error(f"not a usable SQLite database ({e})") from None
@@ -133,6 +133,21 @@ class CostDatabase:
             raise self._error(
                 f"schema version {found}, but this collage-xdsl uses {SCHEMA_VERSION}"
             )
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL (readers and the writer do not wait for each other).
+        The switch needs the file to itself and fails at once when another process holds
+        it, without waiting as other statements do: in one of 180 opens by six processes
+        at once here, one failed with "database is locked". So it is retried until
+        `BUSY_TIMEOUT_S`."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while self._conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def _tables(self) -> set[str]:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")

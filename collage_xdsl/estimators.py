@@ -17,7 +17,8 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -203,8 +204,10 @@ class MeasuredCostEstimator(CostEstimator):
     when given (`collage_xdsl.evict`: the kernel's cost as in a whole run). After each round
     the statistic (the ``percentile`` of all samples, the median by default) is compared
     with the previous round's: it stops once they differ by at most ``tolerance``
-    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of timing are spent.
-    The cost is the statistic; the spread is the interquartile range.
+    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of its rounds are
+    spent. The cost is the statistic; the spread is the interquartile range. The backends
+    of one sub-graph are compiled first and then timed round by round in alternation
+    (`measure_group`).
     """
 
     def __init__(
@@ -240,6 +243,42 @@ class MeasuredCostEstimator(CostEstimator):
         self.evict = evict
 
     def _measure(self, request: KernelRequest) -> Measurement:
+        (measured,) = self.measure_group([request])
+        return measured
+
+    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
+        """One sub-graph at a time (`measurement_order` put its backends next to each
+        other), its backends timed in alternation (`measure_group`)."""
+        for _, group in groupby(requests, key=lambda r: r.key):
+            yield from self.measure_group(list(group))
+
+    def measure_group(self, requests: Sequence[KernelRequest]) -> list[Measurement]:
+        """Kernels of one sub-graph on several backends: each one built, compiled and
+        warmed up, then all timed in alternating rounds (a round of the first, a round of
+        the next, ...), each until its own statistic is stable. Timed one after another,
+        the second backend's compile (a second for TVM) sat between the timings, and this
+        machine's speed moves by a third between half seconds; in alternation each
+        backend is timed in the same moments."""
+        results: list[Measurement | None] = [None] * len(requests)
+        timing: list[_Timing] = []
+        for i, request in enumerate(requests):
+            ready = self._prepare(request)
+            if isinstance(ready, Measurement):
+                results[i] = ready
+            else:
+                timing.append(ready)
+                ready.index = i
+        while timing:
+            for t in list(timing):
+                done = self._round(t)
+                if done is not None:
+                    results[t.index] = done
+                    timing.remove(t)
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _prepare(self, request: KernelRequest) -> _Timing | Measurement:
+        """The kernel compiled, its inputs made and its warm-up runs done, or why not."""
         where = f"kernel {request.key} on {request.backend}"
         try:
             module = request.build()
@@ -250,33 +289,51 @@ class MeasuredCostEstimator(CostEstimator):
             inputs = list(self.make_inputs(module))
         except Exception as e:
             return invalid_measurement(f"{where}: could not make inputs: {type(e).__name__}: {e}")
-        samples: list[float] = []
         try:
             for _ in range(self.warmup):
                 kernel(*inputs)
-            started = self.clock()
-            previous = None
-            while True:
-                for _ in range(self.round_runs):
-                    if self.evict is not None:
-                        self.evict()
-                    t0 = self.clock()
-                    kernel(*inputs)
-                    samples.append(self.clock() - t0)
-                stat = float(np.percentile(samples, self.percentile))
-                if previous is not None and abs(stat - previous) <= self.tolerance * stat:
-                    break
-                if len(samples) + self.round_runs > self.max_runs:
-                    break
-                if self.clock() - started >= self.budget_s:
-                    break
-                previous = stat
         except Exception as e:
             return invalid_measurement(
-                f"{where}: run failed after {len(samples)} timed runs: {type(e).__name__}: {e}"
-            )
-        q25, q75 = np.percentile(samples, [25, 75])
-        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(samples))
+                f"{where}: run failed after 0 timed runs: {type(e).__name__}: {e}")
+        return _Timing(where, kernel, inputs)
+
+    def _round(self, t: _Timing) -> Measurement | None:
+        """Time one round of `t`'s kernel; its measurement once it is done."""
+        started = self.clock()
+        try:
+            for _ in range(self.round_runs):
+                if self.evict is not None:
+                    self.evict()
+                t0 = self.clock()
+                t.kernel(*t.inputs)
+                t.samples.append(self.clock() - t0)
+        except Exception as e:
+            return invalid_measurement(f"{t.where}: run failed after {len(t.samples)} timed "
+                                       f"runs: {type(e).__name__}: {e}")
+        t.spent += self.clock() - started
+        stat = float(np.percentile(t.samples, self.percentile))
+        if not (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
+                or len(t.samples) + self.round_runs > self.max_runs
+                or t.spent >= self.budget_s):
+            t.previous = stat
+            return None
+        q25, q75 = np.percentile(t.samples, [25, 75])
+        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(t.samples))
+
+
+@dataclass
+class _Timing:
+    """A kernel being timed by `MeasuredCostEstimator.measure_group`."""
+
+    where: str
+    kernel: Callable[..., Any]
+    inputs: list
+    index: int = 0
+    samples: list[float] = field(default_factory=list)
+    previous: float | None = None
+    """The statistic after the previous round."""
+    spent: float = 0.0
+    """Seconds its rounds took so far (evictions included)."""
 
 
 def invalid_measurement(reason: str) -> Measurement:

@@ -6,7 +6,10 @@ kernel, never the compiler.
     estimator.close()                          # or use it as a context manager
 
 Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process
-(`collage_xdsl.workers`) as IR text. Large weights travel by reference
+(`collage_xdsl.workers`) as IR text, together with the same sub-graph on the other
+backends: the worker compiles them all, then times them in alternation
+(`MeasuredCostEstimator.measure_group`), so that the machine's changing speed does not
+decide which backend looks faster. Large weights travel by reference
 (``#collage.weight<"key">``): the worker reads them from the parent's on-disk WeightStore,
 whose root it is given (``WeightStore.put`` writes every weight to disk, also those the
 frontend creates in memory). The worker parses the module, compiles it through the compile
@@ -22,7 +25,9 @@ Failures are results, never exceptions: a compile or run error is Invalid with i
 reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker
 crashed: signal 11 (SIGSEGV)") and a fresh worker takes the next one; a kernel that takes
 longer than ``timeout_s`` (compile and measurement) is Invalid ("timed out ...") and its
-worker is killed and replaced. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
+worker is killed and replaced. A group of kernels gets ``timeout_s`` per kernel; a group
+whose worker dies or runs past that is measured again one kernel at a time, so that only
+the kernel at fault is Invalid. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
 only, never with ``progress=False``).
 
 Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
@@ -53,6 +58,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -113,6 +119,14 @@ class _WorkerConfig:
 
 
 @dataclass(frozen=True)
+class _Busy:
+    """What a busy worker measures: indices into the requests, and until when."""
+
+    indices: list[int]
+    deadline: float
+
+
+@dataclass(frozen=True)
 class _Job:
     backend: str
     key: str
@@ -121,7 +135,8 @@ class _Job:
 
 
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
-    """The worker process: measure each job sent until ``None`` or the pipe closes."""
+    """The worker process: measure each group of jobs sent (the backends of one sub-graph,
+    `MeasuredCostEstimator.measure_group`) until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
     os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
@@ -136,15 +151,14 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
     settings = asdict(config.settings)
     evict = Evictor(config.policy.threads) if settings.pop("evict") else None
     estimator = MeasuredCostEstimator(compile, **settings, evict=evict)
-    for job in incoming(conn):
-        request = KernelRequest(
-            job.backend, job.key, job.num_ops,
-            lambda text=job.text: Parser(ctx, text).parse_module(),
-        )
-        measurement = estimator._measure(request)
+    for jobs in incoming(conn):
+        requests = [KernelRequest(job.backend, job.key, job.num_ops,
+                                  lambda text=job.text: Parser(ctx, text).parse_module())
+                    for job in jobs]
+        measurements = estimator.measure_group(requests)
         while compiled:
             compiled.pop().release()
-        conn.send(measurement)
+        conn.send(measurements)
 
 
 class _Worker(WorkerProcess):
@@ -154,10 +168,10 @@ class _Worker(WorkerProcess):
         super().__init__(_worker_main, (config,), name="collage-measure",
                          what="measurement worker", start_timeout_s=start_timeout_s)
 
-    def result(self) -> Measurement | str:
-        """The measurement sent back, or why the worker died instead."""
+    def result(self) -> list[Measurement] | str:
+        """The measurements sent back, or why the worker died instead."""
         message = self.receive()
-        if isinstance(message, Measurement):
+        if isinstance(message, list):
             return message
         self.kill()
         return f"worker crashed: {self.exit_reason()}"
@@ -207,8 +221,11 @@ class WorkerCostEstimator(CostEstimator):
         return measurement
 
     def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
-        """Measure in the pool; results come back in request order, each as soon as it and
-        all before it are done."""
+        """Measure in the pool, the backends of one sub-graph (consecutive requests with
+        one key, `measurement_order`) together in one worker, timed in alternation; results
+        come back in request order, each as soon as it and all before it are done. A group
+        whose worker dies or times out is measured again one kernel at a time, so that
+        only the kernel at fault is Invalid."""
         if not requests:
             return
         from tqdm import tqdm
@@ -218,23 +235,31 @@ class WorkerCostEstimator(CostEstimator):
             delay=PROGRESS_DELAY_S, leave=False,
             disable=not sys.stderr.isatty() if self.progress is None else not self.progress,
         )
-        pending = deque(enumerate(requests))
-        busy: dict[_Worker, tuple[int, KernelRequest, float]] = {}
+        pending: deque[list[int]] = deque()
+        for _, group in groupby(range(len(requests)), key=lambda i: requests[i].key):
+            pending.append(list(group))
+        busy: dict[_Worker, _Busy] = {}
         done: dict[int, Measurement] = {}
         next_out = 0
         try:
             while next_out < len(requests):
                 while pending and len(busy) < self.workers:
-                    i, request = pending.popleft()
-                    job = _job(request)
-                    if isinstance(job, Measurement):
-                        done[i] = job
-                        continue
-                    worker = self._worker()
-                    worker.send(job)
-                    busy[worker] = (i, request, time.monotonic() + self.timeout_s)
+                    sent: list[int] = []
+                    jobs: list[_Job] = []
+                    for i in pending.popleft():
+                        job = _job(requests[i])
+                        if isinstance(job, Measurement):
+                            done[i] = job
+                        else:
+                            sent.append(i)
+                            jobs.append(job)
+                    if jobs:
+                        worker = self._worker()
+                        worker.send(jobs)
+                        busy[worker] = _Busy(
+                            sent, time.monotonic() + self.timeout_s * len(jobs))
                 if busy:
-                    self._collect(busy, done)
+                    self._collect(requests, busy, done, pending)
                 while next_out in done:
                     bar.update()
                     yield done.pop(next_out)
@@ -255,31 +280,37 @@ class WorkerCostEstimator(CostEstimator):
         self.started += 1
         return worker
 
-    def _collect(
-        self, busy: dict[_Worker, tuple[int, KernelRequest, float]], done: dict[int, Measurement]
-    ) -> None:
-        """Wait until a busy worker answers, dies or runs past its deadline."""
-        deadline = min(d for _, _, d in busy.values())
+    def _collect(self, requests: Sequence[KernelRequest], busy: dict[_Worker, _Busy],
+                 done: dict[int, Measurement], pending: deque[list[int]]) -> None:
+        """Wait until a busy worker answers, dies or runs past its deadline; a group of
+        several kernels that did not come back goes back to the front of `pending`, one
+        kernel at a time."""
+        deadline = min(b.deadline for b in busy.values())
         handles = [h for w in busy for h in (w.conn, w.process.sentinel)]
         ready = set(wait(handles, max(0.0, deadline - time.monotonic())))
         now = time.monotonic()
-        for worker, (i, request, worker_deadline) in list(busy.items()):
-            where = f"kernel {request.key} on {request.backend}"
+        for worker, job in list(busy.items()):
             if worker.conn in ready or worker.process.sentinel in ready:
                 outcome = worker.result()
-                if isinstance(outcome, Measurement):
-                    done[i] = outcome
+                if isinstance(outcome, list):
+                    done.update(zip(job.indices, outcome))
                     self._idle.append(worker)
-                else:
-                    done[i] = invalid_measurement(f"{where}: {outcome}")
-            elif now >= worker_deadline:
+                    del busy[worker]
+                    continue
+                failure = outcome
+            elif now >= job.deadline:
                 worker.kill()
-                done[i] = invalid_measurement(
-                    f"{where}: timed out after {self.timeout_s:g} s (compile and measurement)"
-                )
+                failure = f"timed out after {self.timeout_s:g} s (compile and measurement)"
             else:
                 continue
             del busy[worker]
+            if len(job.indices) > 1:
+                pending.extendleft([i] for i in reversed(job.indices))
+            else:
+                (i,) = job.indices
+                request = requests[i]
+                done[i] = invalid_measurement(
+                    f"kernel {request.key} on {request.backend}: {failure}")
 
     def close(self) -> None:
         """Stop the idle workers."""

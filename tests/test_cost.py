@@ -215,6 +215,47 @@ def test_measured_runs_are_each_timed_right_after_eviction():
     assert kinds == ["run", "run"] + ["evict", "run"] * 6
 
 
+def test_backends_of_one_sub_graph_are_compiled_then_timed_in_alternation():
+    clock, events = FakeClock(), []
+
+    def compile(module, backend):
+        events.append(f"compile {backend}")
+        seconds = {"tvm": 2.0, "ort": 1.0, "ov": 3.0}[backend]
+
+        def kernel(*inputs):
+            events.append(backend)
+            clock.now += seconds
+        return kernel
+
+    est = _measured(compile, clock, warmup=1, round_runs=2, budget_s=1e9)
+    requests = [_request(b, 1, build=_empty_module) for b in ("tvm", "ort", "ov")]
+    bad = _request("tvm", 1, key="bad", build=lambda: (_ for _ in ()).throw(
+        CollageError("cannot extract")))
+    costs = est.estimate_all([*requests, bad])
+    assert costs[:3] == [Cost(2.0), Cost(1.0), Cost(3.0)] and costs[3].is_invalid
+    # each compiled and warmed up, then rounds of two runs in turn (stable after two each)
+    assert events == ["compile tvm", "tvm", "compile ort", "ort", "compile ov", "ov",
+                      *(["tvm"] * 2 + ["ort"] * 2 + ["ov"] * 2) * 2]
+
+
+def test_a_kernel_stops_being_timed_when_its_statistic_is_stable():
+    clock, events = FakeClock(), []
+
+    def compile(module, backend):
+        durations = iter([1.0] * 100 if backend == "steady" else range(1, 100))
+
+        def kernel(*inputs):
+            events.append(backend)
+            clock.now += next(durations)
+        return kernel
+
+    est = _measured(compile, clock, warmup=0, round_runs=2, max_runs=8, budget_s=1e9)
+    steady, drifting = est.measure_many(
+        [_request(b, 1, build=_empty_module) for b in ("steady", "drifting")])
+    assert steady.runs == 4 and drifting.runs == 8  # the drifting one runs to max_runs
+    assert events == ["steady"] * 2 + ["drifting"] * 2 + ["steady"] * 2 + ["drifting"] * 6
+
+
 def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):
     for index, level, size in (("index0", "1", "48K"), ("index2", "2", "512K"),
                                ("index3", "3", "32768K")):

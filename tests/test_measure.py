@@ -52,7 +52,8 @@ def direct(module: ModuleOp, backend: str, policy):
 
 
 def crashing(module: ModuleOp, backend: str, policy):
-    """relu: exits without a word; tanh: segfaults; sleep: hangs; anything else compiles."""
+    """relu: exits without a word; tanh: segfaults; sigmoid on tvm: hangs; neg on tvm:
+    exits; anything else compiles."""
     text = str(module)
     if "collage.relu" in text:
         os._exit(3)
@@ -60,6 +61,8 @@ def crashing(module: ModuleOp, backend: str, policy):
         os.kill(os.getpid(), signal.SIGSEGV)
     if "collage.sigmoid" in text and backend == "tvm":
         time.sleep(60)
+    if "collage.neg" in text and backend == "tvm":
+        os._exit(4)
     return compile_kernel(backend, module, policy)
 
 
@@ -132,6 +135,25 @@ def test_crashing_worker_is_invalid_and_replaced():
     assert tanh.cost.is_invalid and tanh.reason.endswith("worker crashed: signal 11 (SIGSEGV)")
     assert tanh.cost.reason == tanh.reason
     assert exp.cost.is_known and neg.cost.is_known
+
+
+def test_a_group_whose_worker_dies_is_measured_again_one_kernel_at_a_time():
+    # one sub-graph on three backends goes to one worker; tvm kills it
+    requests = [request("neg", b) for b in ("onnxruntime", "tvm", "openvino")]
+    with WorkerCostEstimator(compile=crashing, settings=FAST, progress=False) as est:
+        ort, tvm, ov = est.measure_many(requests)
+        assert est.started == 3  # the group's worker, then the one tvm killed alone
+    assert ort.cost.is_known and ov.cost.is_known
+    assert tvm.cost.is_invalid and tvm.reason == "kernel neg on tvm: worker crashed: exit code 4"
+
+
+def test_a_group_that_times_out_is_measured_again_one_kernel_at_a_time():
+    requests = [request("sigmoid", b) for b in ("onnxruntime", "tvm")]
+    with WorkerCostEstimator(compile=crashing, settings=FAST, timeout_s=2, progress=False) as est:
+        ort, tvm = est.measure_many(requests)  # the group gets 2 x 2 s, then tvm alone 2 s
+        assert est.started == 2
+    assert ort.cost.is_known
+    assert tvm.reason == "kernel sigmoid on tvm: timed out after 2 s (compile and measurement)"
 
 
 def test_timeout_is_invalid_and_the_next_kernel_is_measured():

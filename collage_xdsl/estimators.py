@@ -259,23 +259,21 @@ class MeasuredCostEstimator(CostEstimator):
         the second backend's compile (a second for TVM) sat between the timings, and this
         machine's speed moves by a third between half seconds; in alternation each
         backend is timed in the same moments."""
-        results: list[Measurement | None] = [None] * len(requests)
-        timing: list[_Timing] = []
+        results: dict[int, Measurement] = {}
+        timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):
             ready = self._prepare(request)
             if isinstance(ready, Measurement):
                 results[i] = ready
             else:
-                timing.append(ready)
-                ready.index = i
+                timing[i] = ready
         while timing:
-            for t in list(timing):
+            for i, t in list(timing.items()):
                 done = self._round(t)
                 if done is not None:
-                    results[t.index] = done
-                    timing.remove(t)
-        assert all(r is not None for r in results)
-        return results  # type: ignore[return-value]
+                    results[i] = done
+                    del timing[i]
+        return [results[i] for i in range(len(requests))]
 
     def _prepare(self, request: KernelRequest) -> _Timing | Measurement:
         """The kernel compiled, its inputs made and its warm-up runs done, or why not."""
@@ -312,8 +310,8 @@ class MeasuredCostEstimator(CostEstimator):
                                        f"runs: {type(e).__name__}: {e}")
         t.spent += self.clock() - started
         stat = float(np.percentile(t.samples, self.percentile))
-        if not (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
-                or len(t.samples) + self.round_runs > self.max_runs
+        stable = t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
+        if not (stable or len(t.samples) + self.round_runs > self.max_runs
                 or t.spent >= self.budget_s):
             t.previous = stat
             return None
@@ -328,7 +326,6 @@ class _Timing:
     where: str
     kernel: Callable[..., Any]
     inputs: list
-    index: int = 0
     samples: list[float] = field(default_factory=list)
     previous: float | None = None
     """The statistic after the previous round."""

@@ -89,6 +89,12 @@ class CostDatabase:
         try:
             self._check_or_create_schema()
             self._use_wal()
+        except sqlite3.OperationalError as e:
+            self._conn.close()
+            if "locked" not in str(e):
+                raise self._error(f"not a usable SQLite database ({e})") from None
+            raise self._error(f"another process kept it locked for {BUSY_TIMEOUT_S:g} s"
+                              ) from None
         except sqlite3.DatabaseError as e:
             self._conn.close()
             raise self._error(f"not a usable SQLite database ({e})") from None

@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from collage_xdsl import cost_db
 from collage_xdsl.cost import Cost
 from collage_xdsl.cost_db import (
     CachedCostEstimator,
@@ -87,6 +88,21 @@ def test_concurrent_writers(tmp_path):
                 m = db.get(f"w{w}k{i}", "tvm", "1")
                 assert m.cost.seconds == pytest.approx(w + i / 1000) and m.runs == i
         assert db.get("shared", "tvm", "1").cost.seconds in {0.0, 1.0, 2.0, 3.0}
+
+
+def test_a_database_locked_too_long_is_reported(tmp_path, monkeypatch):
+    path = tmp_path / "costs.sqlite"
+    CostDatabase(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode = DELETE")  # in WAL a writer never blocks opening
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(cost_db, "BUSY_TIMEOUT_S", 0.2)
+    with pytest.raises(CollageError, match="another process kept it locked for 0.2 s"):
+        CostDatabase(path)
+    holder.execute("COMMIT")
+    holder.close()
+    with CostDatabase(path) as db:  # nothing was lost
+        assert len(db) == 0
 
 
 def test_garbage_file_is_reported_and_kept(tmp_path):

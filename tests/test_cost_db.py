@@ -105,6 +105,14 @@ def test_a_database_locked_too_long_is_reported(tmp_path, monkeypatch):
         assert len(db) == 0
 
 
+def test_a_database_that_cannot_use_wal_keeps_its_journal_mode():
+    # SQLite answers a WAL switch it cannot make with the mode it keeps, not an error
+    # (an in-memory database: "memory"); opening must not wait for WAL forever
+    with CostDatabase(":memory:") as db:
+        db.put("k", "tvm", "1", Measurement(Cost(1.0)))
+        assert db.get("k", "tvm", "1").cost == Cost(1.0)
+
+
 def test_garbage_file_is_reported_and_kept(tmp_path):
     path = tmp_path / "costs.sqlite"
     garbage = b"this is not a database at all\x00\x01\x02" * 200

@@ -27,9 +27,10 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
-from collage_xdsl.index_set import count
+from collage_xdsl.index_set import bits, count
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.tensors import tensor_bytes
 
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
@@ -46,15 +47,23 @@ class KernelRequest:
     """Nodes of the kernel that need a kernel (constants and arguments do not count)."""
     build: Callable[[], ModuleOp]
     """Extracts the standalone kernel module (only called by estimators that compile)."""
+    nbytes: int = 0
+    """Bytes of the tensors the kernel holds and defines (its weights, the values of its
+    nodes): what keeping it compiled while others are timed costs, roughly."""
 
 
 def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
     """The request for running ``sub_graph`` as one kernel on ``backend``."""
+    graph = sub_graph.graph
+    held = sub_graph.inside
+    for i in bits(sub_graph.inside):
+        held |= graph.nodes[i].input_set & graph.constants
     return KernelRequest(
         backend,
         sub_graph.structural_hash(),
-        count(sub_graph.inside & sub_graph.graph.kernel_nodes),
+        count(sub_graph.inside & graph.kernel_nodes),
         sub_graph.extract,
+        sum(tensor_bytes(v.type) for i in bits(held) for v in graph.nodes[i].values),
     )
 
 
@@ -74,6 +83,29 @@ def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
     for r in requests:
         groups.setdefault(r.key, []).append(r)
     return [r for group in groups.values() for r in group]
+
+
+def measurement_batches(requests: Sequence[KernelRequest], kernels: int, nbytes: int
+                        ) -> Iterator[list[KernelRequest]]:
+    """Consecutive sub-graphs of `requests` (runs of one `key`, `measurement_order`) packed
+    into batches of at most `kernels` requests and `nbytes` bytes (`KernelRequest.nbytes`);
+    a sub-graph over either limit is a batch of its own, never split.
+
+    A batch is compiled and then timed in alternation (`MeasuredCostEstimator.measure_group`),
+    so each kernel's samples spread over the time the whole batch takes, and the limits
+    bound what it keeps compiled at once."""
+    batch: list[KernelRequest] = []
+    size = 0
+    for _, grouped in groupby(requests, key=lambda r: r.key):
+        group = list(grouped)
+        group_size = sum(r.nbytes for r in group)
+        if batch and (len(batch) + len(group) > kernels or size + group_size > nbytes):
+            yield batch
+            batch, size = [], 0
+        batch += group
+        size += group_size
+    if batch:
+        yield batch
 
 
 @dataclass(frozen=True)
@@ -189,11 +221,13 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     return random_arguments(func, seed, int_high=4, cap_indices=True)
 
 
-def measurement(evict: bool) -> str:
-    """How kernel costs are measured, after eviction or back to back
-    (`collage_xdsl.evict.needs_eviction`): part of a cost's key in the cost database, so
-    that costs measured another way are measured again."""
-    return "L2 evicted before each run" if evict else "back to back (the run fits in L2)"
+def measurement(evict: bool, min_span_s: float) -> str:
+    """How kernel costs are measured: after eviction or back to back
+    (`collage_xdsl.evict.needs_eviction`), and over how long a span of time
+    (`MeasuredCostEstimator`'s ``min_span_s``). Part of a cost's key in the cost database,
+    so that costs measured another way are measured again."""
+    how = "L2 evicted before each run" if evict else "back to back (the run fits in L2)"
+    return f"{how}; samples over {min_span_s:g} s" if min_span_s > 0 else how
 
 
 class MeasuredCostEstimator(CostEstimator):
@@ -204,10 +238,19 @@ class MeasuredCostEstimator(CostEstimator):
     when given (`collage_xdsl.evict`: the kernel's cost as in a whole run). After each round
     the statistic (the ``percentile`` of all samples, the median by default) is compared
     with the previous round's: it stops once they differ by at most ``tolerance``
-    (relative), or when ``max_runs`` samples or ``budget_s`` seconds of its rounds are
-    spent. The cost is the statistic; the spread is the interquartile range. The backends
-    of one sub-graph are compiled first and then timed round by round in alternation
-    (`measure_group`).
+    (relative) and its samples span ``min_span_s`` of wall time, or when ``max_runs``
+    samples or ``budget_s`` seconds of its own rounds are spent. The cost is the statistic;
+    the spread is the interquartile range.
+
+    Kernels are measured in batches (`measurement_batches`: whole sub-graphs, at most
+    ``batch_kernels`` kernels and ``batch_bytes`` bytes): a batch is compiled first and
+    then timed round by round in alternation (`measure_group`), so a kernel's rounds are
+    spread over the time the batch takes, without costing more of it. This machine's
+    speed wanders with a correlation time of a few hundred milliseconds: the medians of
+    50 ms windows of one kernel's back-to-back runs varied by 17-22% (coefficient of
+    variation, `scripts/speed_windows.py`), of 1 s windows by 6-11%, and a measurement
+    that stopped after a few stable rounds (a few milliseconds to 0.1 s) got whatever
+    window it fell into.
     """
 
     def __init__(
@@ -221,6 +264,9 @@ class MeasuredCostEstimator(CostEstimator):
         budget_s: float = 1.0,
         tolerance: float = 0.02,
         percentile: float = 50.0,
+        min_span_s: float = 0.0,
+        batch_kernels: int = 1,
+        batch_bytes: int = 1 << 30,
         clock: Callable[[], float] = time.perf_counter,
         evict: Callable[[], None] | None = None,
     ):
@@ -231,6 +277,10 @@ class MeasuredCostEstimator(CostEstimator):
             raise CollageError(
                 f"measured estimator: need 1 <= round_runs ({round_runs}) <= max_runs ({max_runs})"
             )
+        if min_span_s < 0 or batch_kernels < 1 or batch_bytes < 0:
+            raise CollageError(
+                f"measured estimator: need min_span_s ({min_span_s}) >= 0, batch_kernels "
+                f"({batch_kernels}) >= 1 and batch_bytes ({batch_bytes}) >= 0")
         self.compile = compile
         self.make_inputs = make_inputs
         self.warmup = warmup
@@ -239,6 +289,9 @@ class MeasuredCostEstimator(CostEstimator):
         self.budget_s = budget_s
         self.tolerance = tolerance
         self.percentile = percentile
+        self.min_span_s = min_span_s
+        self.batch_kernels = batch_kernels
+        self.batch_bytes = batch_bytes
         self.clock = clock
         self.evict = evict
 
@@ -247,18 +300,19 @@ class MeasuredCostEstimator(CostEstimator):
         return measured
 
     def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
-        """One sub-graph at a time (`measurement_order` put its backends next to each
-        other), its backends timed in alternation (`measure_group`)."""
-        for _, group in groupby(requests, key=lambda r: r.key):
-            yield from self.measure_group(list(group))
+        """One batch at a time (`measurement_batches`; `measurement_order` put each
+        sub-graph's backends next to each other), timed in alternation (`measure_group`)."""
+        for batch in measurement_batches(requests, self.batch_kernels, self.batch_bytes):
+            yield from self.measure_group(batch)
 
     def measure_group(self, requests: Sequence[KernelRequest]) -> list[Measurement]:
-        """Kernels of one sub-graph on several backends: each one built, compiled and
-        warmed up, then all timed in alternating rounds (a round of the first, a round of
-        the next, ...), each until its own statistic is stable. Timed one after another,
-        the second backend's compile (a second for TVM) sat between the timings, and this
-        machine's speed moves by a third between half seconds; in alternation each
-        backend is timed in the same moments."""
+        """Kernels measured together (a sub-graph's backends, or a batch of sub-graphs):
+        each one built, compiled and warmed up, then all timed in alternating rounds (a
+        round of the first, a round of the next, ...), each until its own statistic is
+        stable over ``min_span_s``. Timed one after another, the second backend's compile
+        (a second for TVM) sat between the timings, and this machine's speed moves by a
+        third between half seconds; in alternation each backend is timed in the same
+        moments."""
         results: dict[int, Measurement] = {}
         timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):
@@ -298,6 +352,8 @@ class MeasuredCostEstimator(CostEstimator):
     def _round(self, t: _Timing) -> Measurement | None:
         """Time one round of `t`'s kernel; its measurement once it is done."""
         started = self.clock()
+        if t.first is None:
+            t.first = started
         try:
             for _ in range(self.round_runs):
                 if self.evict is not None:
@@ -308,9 +364,11 @@ class MeasuredCostEstimator(CostEstimator):
         except Exception as e:
             return invalid_measurement(f"{t.where}: run failed after {len(t.samples)} timed "
                                        f"runs: {type(e).__name__}: {e}")
-        t.spent += self.clock() - started
+        ended = self.clock()
+        t.spent += ended - started
         stat = float(np.percentile(t.samples, self.percentile))
-        stable = t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
+        stable = (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
+                  and ended - t.first >= self.min_span_s)
         if not (stable or len(t.samples) + self.round_runs > self.max_runs
                 or t.spent >= self.budget_s):
             t.previous = stat
@@ -329,6 +387,8 @@ class _Timing:
     samples: list[float] = field(default_factory=list)
     previous: float | None = None
     """The statistic after the previous round."""
+    first: float | None = None
+    """When its first timed round started."""
     spent: float = 0.0
     """Seconds its rounds took so far (evictions included)."""
 

@@ -6,10 +6,11 @@ kernel, never the compiler.
     estimator.close()                          # or use it as a context manager
 
 Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process
-(`collage_xdsl.workers`) as IR text, together with the same sub-graph on the other
-backends: the worker compiles them all, then times them in alternation
-(`MeasuredCostEstimator.measure_group`), so that the machine's changing speed does not
-decide which backend looks faster. Large weights travel by reference
+(`collage_xdsl.workers`) as IR text, in a batch with the same sub-graph on the other
+backends and the next sub-graphs (`measurement_batches`, `MeasureSettings`): the worker
+compiles them all, then times them in alternation (`MeasuredCostEstimator.measure_group`),
+so that the machine's changing speed does not decide which backend looks faster, and each
+kernel's samples spread over the batch's time. Large weights travel by reference
 (``#collage.weight<"key">``): the worker reads them from the parent's on-disk WeightStore,
 whose root it is given (``WeightStore.put`` writes every weight to disk, also those the
 frontend creates in memory). The worker parses the module, compiles it through the compile
@@ -25,9 +26,9 @@ Failures are results, never exceptions: a compile or run error is Invalid with i
 reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker
 crashed: signal 11 (SIGSEGV)") and a fresh worker takes the next one; a kernel that takes
 longer than ``timeout_s`` (compile and measurement) is Invalid ("timed out ...") and its
-worker is killed and replaced. A group of kernels gets ``timeout_s`` per kernel; a group
-whose worker dies or runs past that is measured again one kernel at a time, so that only
-the kernel at fault is Invalid. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
+worker is killed and replaced. A batch gets ``timeout_s`` per kernel; a batch whose
+worker dies or runs past that is measured again one kernel at a time, so that only the
+kernel at fault is Invalid. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
 only, never with ``progress=False``).
 
 Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
@@ -58,7 +59,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from itertools import groupby
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -76,6 +76,7 @@ from collage_xdsl.estimators import (
     MeasuredCostEstimator,
     Measurement,
     invalid_measurement,
+    measurement_batches,
 )
 from collage_xdsl.tensors import weight_store
 from collage_xdsl.workers import WorkerProcess, incoming
@@ -98,7 +99,8 @@ def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy) -
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """The timing statistics of :class:`MeasuredCostEstimator`, applied in the worker."""
+    """The timing statistics of :class:`MeasuredCostEstimator`, applied in the worker, and
+    the batches the pool sends (`measurement_batches`)."""
 
     warmup: int = 2
     round_runs: int = 5
@@ -106,6 +108,12 @@ class MeasureSettings:
     budget_s: float = 1.0
     tolerance: float = 0.02
     percentile: float = 50.0
+    min_span_s: float = 0.5
+    """A kernel's samples span at least this much wall time before they count as stable
+    (unless ``max_runs`` or ``budget_s`` stop it first)."""
+    batch_kernels: int = 24
+    batch_bytes: int = 1 << 30
+    """A batch holds at most this many kernels, and bytes of their tensors, compiled at once."""
     evict: bool = True
     """Evict the L2 caches before each timed run (`collage_xdsl.evict`)."""
 
@@ -135,8 +143,8 @@ class _Job:
 
 
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
-    """The worker process: measure each group of jobs sent (the backends of one sub-graph,
-    `MeasuredCostEstimator.measure_group`) until ``None`` or the pipe closes."""
+    """The worker process: measure each batch of jobs sent (`MeasuredCostEstimator.
+    measure_group`) until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
     os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
@@ -221,11 +229,10 @@ class WorkerCostEstimator(CostEstimator):
         return measurement
 
     def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
-        """Measure in the pool, the backends of one sub-graph (consecutive requests with
-        one key, `measurement_order`) together in one worker, timed in alternation; results
-        come back in request order, each as soon as it and all before it are done. A group
-        whose worker dies or times out is measured again one kernel at a time, so that
-        only the kernel at fault is Invalid."""
+        """Measure in the pool, a batch of whole sub-graphs (`measurement_batches`) in one
+        worker, timed in alternation; results come back in request order, each as soon as
+        it and all before it are done. A batch whose worker dies or times out is measured
+        again one kernel at a time, so that only the kernel at fault is Invalid."""
         if not requests:
             return
         from tqdm import tqdm
@@ -235,9 +242,11 @@ class WorkerCostEstimator(CostEstimator):
             delay=PROGRESS_DELAY_S, leave=False,
             disable=not sys.stderr.isatty() if self.progress is None else not self.progress,
         )
+        settings = self._config.settings
         pending: deque[list[int]] = deque()
-        for _, group in groupby(range(len(requests)), key=lambda i: requests[i].key):
-            pending.append(list(group))
+        for batch in measurement_batches(requests, settings.batch_kernels, settings.batch_bytes):
+            start = pending[-1][-1] + 1 if pending else 0
+            pending.append(list(range(start, start + len(batch))))
         busy: dict[_Worker, _Busy] = {}
         done: dict[int, Measurement] = {}
         next_out = 0
@@ -282,7 +291,7 @@ class WorkerCostEstimator(CostEstimator):
 
     def _collect(self, requests: Sequence[KernelRequest], busy: dict[_Worker, _Busy],
                  done: dict[int, Measurement], pending: deque[list[int]]) -> None:
-        """Wait until a busy worker answers, dies or runs past its deadline; a group of
+        """Wait until a busy worker answers, dies or runs past its deadline; a batch of
         several kernels that did not come back goes back to the front of `pending`, one
         kernel at a time."""
         deadline = min(b.deadline for b in busy.values())

@@ -80,6 +80,9 @@ def make_estimator(
 ) -> tuple[CostEstimator, CostDatabase | None]:
     """The estimator the options ask for, wrapped in the cost database when given one;
     a measured one times kernels after L2 eviction when ``evict`` is set."""
+    from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
+
+    settings = MeasureSettings(evict=evict)
     if estimator == "mock":
         inner: CostEstimator = MockCostEstimator(parse_mock_costs(mock_costs))
     elif estimator == "measured":
@@ -93,10 +96,8 @@ def make_estimator(
                 f"{', '.join(repr(m) for m in missing)} (hooks exist for "
                 f"{', '.join(sorted(BACKENDS))}); use estimator=mock for toy backends"
             )
-        from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
-
         inner = WorkerCostEstimator(workers=measure_workers, timeout_s=measure_timeout,
-                                    settings=MeasureSettings(evict=evict))
+                                    settings=settings)
     else:
         raise CollageError(
             f"collage-partition: unknown estimator {estimator!r} (mock or measured)"
@@ -104,7 +105,7 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
-    versions = {s.name: f"{s.backend.version}; {measurement(evict)}" for s in specs
+    versions = {s.name: f"{s.backend.version}; {measurement(evict, settings.min_span_s)}" for s in specs
                 if s.backend is not None}
     return CachedCostEstimator(inner, db, versions.__getitem__), db
 

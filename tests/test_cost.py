@@ -19,6 +19,7 @@ from collage_xdsl.estimators import (
     Measurement,
     MockCostEstimator,
     kernel_request,
+    measurement_batches,
     parse_mock_costs,
     random_inputs,
 )
@@ -254,6 +255,80 @@ def test_a_kernel_stops_being_timed_when_its_statistic_is_stable():
         [_request(b, 1, build=_empty_module) for b in ("steady", "drifting")])
     assert steady.runs == 4 and drifting.runs == 8  # the drifting one runs to max_runs
     assert events == ["steady"] * 2 + ["drifting"] * 2 + ["steady"] * 2 + ["drifting"] * 6
+
+
+def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
+    # two sub-graphs on two backends in one batch: all four compiled first, then rounds of
+    # each in turn, so every kernel's rounds spread over the whole batch's time
+    clock, events = FakeClock(), []
+
+    def compile(module, backend):
+        events.append(f"compile {backend}")
+
+        def kernel(*inputs):
+            events.append(backend)
+            clock.now += 1.0
+        return kernel
+
+    est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9, batch_kernels=4)
+    requests = [_request(b, 1, key=k, build=_empty_module) for k in "ab" for b in ("x", "y")]
+    assert est.estimate_all(requests) == [Cost(1.0)] * 4
+    assert events == ["compile x", "compile y"] * 2 + ["x", "y"] * 4
+    events.clear()
+    est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9, batch_kernels=3)
+    est.estimate_all([_request(b, 1, key=k, build=_empty_module) for k in "ab" for b in "xy"])
+    # a sub-graph is never split: 2 + 2 > 3, so two batches
+    assert events == ["compile x", "compile y", "x", "y", "x", "y"] * 2
+
+
+def test_a_statistic_counts_as_stable_once_its_samples_span_min_span():
+    clock = FakeClock()
+    steady = _fake_compile(clock, [1.0] * 1000, [])
+    est = _measured(steady, clock, warmup=0, round_runs=2, budget_s=1e9, min_span_s=7.0)
+    # stable after two rounds (4 s), but the samples must span 7 s: four rounds (8 s)
+    assert est.measure(_request("tvm", 1, build=_empty_module)).runs == 8
+    est = _measured(steady, clock, warmup=0, round_runs=2, max_runs=6, budget_s=1e9,
+                    min_span_s=100.0)
+    assert est.measure(_request("tvm", 1, build=_empty_module)).runs == 6  # max_runs first
+    with pytest.raises(CollageError, match="min_span_s"):
+        _measured(steady, min_span_s=-1.0)
+    with pytest.raises(CollageError, match="batch_kernels"):
+        _measured(steady, batch_kernels=0)
+
+
+def test_measurement_batches_pack_whole_sub_graphs_within_both_limits():
+    def req(key, backend, nbytes=10):
+        return KernelRequest(backend, key, 1, _empty_module, nbytes)
+
+    requests = [req("a", "x"), req("a", "y"), req("b", "x"), req("c", "x", 100),
+                req("c", "y", 100), req("d", "x"), req("e", "x")]
+    batches = [[f"{r.key}{r.backend}" for r in b] for b in measurement_batches(requests, 3, 150)]
+    # "c" is over the byte limit with anything else, and alone over it: a batch of its own
+    assert batches == [["ax", "ay", "bx"], ["cx", "cy"], ["dx", "ex"]]
+    batches = [[r.key for r in b] for b in measurement_batches(requests, 1, 1 << 30)]
+    assert batches == [["a", "a"], ["b"], ["c", "c"], ["d"], ["e"]]  # never split
+    assert list(measurement_batches([], 3, 150)) == []
+
+
+def test_a_kernel_request_counts_the_bytes_of_the_tensors_it_holds():
+    from ir_helpers import parse
+
+    t = "tensor<4x8xf32>"  # 128 bytes
+    func = parse(f"""
+func.func @main(%x: {t}) -> {t} {{
+  %w = collage.constant dense<1.0> : {t}
+  %a = collage.add %x, %w : ({t}, {t}) -> {t}
+  %b = collage.relu %a : {t}
+  %c = collage.sigmoid %b : {t}
+  func.return %c : {t}
+}}
+""").ops.first
+    graph = DataflowGraph(func)
+    a, b, c = (graph.node_of(op) for op in list(func.body.block.ops)[1:4])
+    # the add holds its result and the constant it reads (cloned in); relu only its result
+    assert kernel_request(SubGraph(graph, 1 << a), "x").nbytes == 2 * 128
+    assert kernel_request(SubGraph(graph, 1 << b), "x").nbytes == 128
+    assert kernel_request(SubGraph(graph, 1 << a | 1 << b | 1 << c), "x").nbytes == 4 * 128
 
 
 def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import signal
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -32,6 +33,8 @@ from collage_xdsl.tensors import constant_op, tensor_type
 from ir_helpers import parse
 
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05)
+ONE = replace(FAST, batch_kernels=1)
+"""One sub-graph per batch: what one kernel's crash or hang does to the pool."""
 T = "tensor<4x8xf32>"
 
 
@@ -128,7 +131,7 @@ def test_worker_measures_a_small_kernel_on_each_backend():
 
 def test_crashing_worker_is_invalid_and_replaced():
     requests = [request("relu"), request("exp"), request("tanh"), request("neg")]
-    with WorkerCostEstimator(compile=crashing, settings=FAST, progress=False) as est:
+    with WorkerCostEstimator(compile=crashing, settings=ONE, progress=False) as est:
         relu, exp, tanh, neg = est.measure_many(requests)
         assert est.started == 3  # the first and the third kernel killed their worker
     assert relu.cost.is_invalid and relu.reason == "kernel relu on onnxruntime: worker crashed: exit code 3"
@@ -147,6 +150,21 @@ def test_a_group_whose_worker_dies_is_measured_again_one_kernel_at_a_time():
     assert tvm.cost.is_invalid and tvm.reason == "kernel neg on tvm: worker crashed: exit code 4"
 
 
+def test_a_batch_of_sub_graphs_goes_to_one_worker_and_a_crash_costs_one_kernel():
+    # three sub-graphs on two backends: one batch, one worker
+    requests = [request(op, b) for op in ("neg", "exp", "sqrt") for b in ("openvino", "onnxruntime")]
+    with WorkerCostEstimator(settings=FAST, progress=False) as est:
+        assert all(m.cost.is_known for m in est.measure_many(requests))
+        assert est.started == 1
+    # neg on tvm kills the batch's worker: the batch again, one kernel at a time
+    requests = [request(op, b) for op in ("exp", "neg") for b in ("onnxruntime", "tvm")]
+    with WorkerCostEstimator(compile=crashing, settings=FAST, progress=False) as est:
+        measured = list(est.measure_many(requests))
+        assert est.started == 2  # the batch's worker, then the one neg on tvm killed
+    assert [m.cost.is_known for m in measured] == [True, True, True, False]
+    assert measured[3].reason == "kernel neg on tvm: worker crashed: exit code 4"
+
+
 def test_a_group_that_times_out_is_measured_again_one_kernel_at_a_time():
     requests = [request("sigmoid", b) for b in ("onnxruntime", "tvm")]
     with WorkerCostEstimator(compile=crashing, settings=FAST, timeout_s=2, progress=False) as est:
@@ -157,7 +175,7 @@ def test_a_group_that_times_out_is_measured_again_one_kernel_at_a_time():
 
 
 def test_timeout_is_invalid_and_the_next_kernel_is_measured():
-    with WorkerCostEstimator(compile=crashing, settings=FAST, timeout_s=2, progress=False) as est:
+    with WorkerCostEstimator(compile=crashing, settings=ONE, timeout_s=2, progress=False) as est:
         started = time.monotonic()
         hung, fine = est.measure_many([request("sigmoid", "tvm"), request("exp")])
         assert time.monotonic() - started < 30
@@ -201,7 +219,7 @@ def test_worker_reads_weights_from_the_parents_store(tmp_path, monkeypatch):
 
 
 def test_abandoned_batch_kills_busy_workers():
-    est = WorkerCostEstimator(compile=crashing, settings=FAST, workers=2, progress=False)
+    est = WorkerCostEstimator(compile=crashing, settings=ONE, workers=2, progress=False)
     results = est.measure_many([request("exp"), request("sigmoid", "tvm")])
     assert next(results).cost.is_known  # the second worker still hangs on its kernel
     results.close()  # the caller stopped: nothing is left running
@@ -321,13 +339,16 @@ def test_compile_hook_must_reach_the_worker():
 
 
 def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
-    # costs measured another way (before L2 eviction) are not reused: they are measured again
+    # costs measured another way (before L2 eviction, or over a shorter span of time) are
+    # not reused: they are measured again
     specs = CollagePartitionPass(backends=("tvm",)).specs()
+    span = MeasureSettings().min_span_s
     for evict in (True, False):
         estimator, db = partition_pass.make_estimator(specs, "measured", "",
                                                       str(tmp_path / "c.db"), evict=evict)
         assert estimator.version_of("tvm") == \
-            f"{get_backend('tvm').version}; {measurement(evict)}"
+            f"{get_backend('tvm').version}; {measurement(evict, span)}"
         estimator.close()
         db.close()
-    assert measurement(True) != measurement(False)
+    assert len({measurement(True, span), measurement(False, span), measurement(True, 0)}) == 3
+    assert measurement(True, span).endswith(f"samples over {span:g} s")

@@ -100,7 +100,9 @@ def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy) -
 @dataclass(frozen=True)
 class MeasureSettings:
     """The timing statistics of :class:`MeasuredCostEstimator`, applied in the worker, and
-    the batches the pool sends (`measurement_batches`)."""
+    the batches the pool sends (`measurement_batches`). Batches of 48 kernels timed over
+    1 s halved how much two fills of one cost database disagree on a sub-graph's ONNX
+    Runtime / OpenVINO ratio, at about the same fill time (`scripts/cost_db_agreement.py`)."""
 
     warmup: int = 2
     round_runs: int = 5
@@ -108,10 +110,10 @@ class MeasureSettings:
     budget_s: float = 1.0
     tolerance: float = 0.02
     percentile: float = 50.0
-    min_span_s: float = 0.5
+    min_span_s: float = 1.0
     """A kernel's samples span at least this much wall time before they count as stable
     (unless ``max_runs`` or ``budget_s`` stop it first)."""
-    batch_kernels: int = 24
+    batch_kernels: int = 48
     batch_bytes: int = 1 << 30
     """A batch holds at most this many kernels, and bytes of their tensors, compiled at once."""
     evict: bool = True

@@ -1,0 +1,92 @@
+"""Do a plan's kernels cost more called one after another than each called alone?
+
+    python scripts/sequence_penalty.py MODEL.onnx --cost-db DB [--rounds 8]
+
+Partitions the model from a warm cost database (the search's plan, no refinement), then
+per round times, side by side: the plan's run; a replay of its kernel calls in order on
+the operands of one run (no runtime, no fresh tensors); each kernel call repeated alone
+(after L2 eviction, as the measured estimator does, and without); and each call timed
+once per pass over all the calls, after eviction (interleaved). Prints each round and
+the medians (ms, summed over the calls). On light ShuffleNet's 16-kernel ONNX Runtime
+search plan (37 calls; 2026-11-23, 2 threads, three runs of 6-8 rounds): run 8.3-9.4,
+replay 7.7-9.3, alone after eviction 7.3-8.2, interleaved 8.7 (two runs): the kernels run
+10-20% slower in sequence than each repeated alone, 25-50 us per call, which the
+boundary model's launch costs (0.3 us per call, calibrated on chains of one-op kernels)
+do not see; timed interleaved, they cost about what they cost in the run. With one
+thread: run 9.4, replay 10.0, alone after eviction 8.2, so it is not ONNX Runtime's
+worker threads waking up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def main() -> None:
+    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.evict import Evictor
+    from collage_xdsl.pipeline import PartitionOptions, partition_module
+    from collage_xdsl.runtime import Executable
+    from collage_xdsl.stats import median
+    from collage_xdsl.tools.collage import load_model, random_inputs
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model")
+    p.add_argument("--cost-db", required=True)
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--threads", type=int, default=None)
+    args = p.parse_args()
+    model = load_model(args.model)
+    plan = partition_module(model.module, PartitionOptions(cost_db=args.cost_db))
+    policy = ThreadPolicy.resolve(args.threads)
+    exe = Executable(plan.module, threads=policy, adapt=False)
+    inputs = random_inputs(model, 0)
+    calls = exe.kernel_calls(inputs)
+    print(f"{len(calls)} kernel calls on {', '.join(sorted({c.backend for c in calls}))}; "
+          f"{policy.threads} threads")
+    evict = Evictor(policy.threads)
+
+    def steady(call: Callable[[], object], runs: int, evicted: bool = False) -> float:
+        call()
+        samples = []
+        for _ in range(runs):
+            if evicted:
+                evict()
+            t0 = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - t0)
+        return median(samples)
+
+    def replay() -> None:
+        for c in calls:
+            c.kernel(c.operands)
+
+    def interleaved(passes: int = 9) -> float:
+        samples: list[list[float]] = [[] for _ in calls]
+        for _ in range(passes):
+            for c, s in zip(calls, samples):
+                evict()
+                t0 = time.perf_counter()
+                c.kernel(c.operands)
+                s.append(time.perf_counter() - t0)
+        return sum(median(s) for s in samples)
+
+    names = ("run", "replay", "alone after eviction", "alone", "interleaved")
+    rows = []
+    for _ in range(args.rounds):
+        row = (steady(lambda: exe.run(inputs), 9), steady(replay, 9),
+               sum(steady(lambda c=c: c.kernel(c.operands), 5, True) for c in calls),
+               sum(steady(lambda c=c: c.kernel(c.operands), 5) for c in calls),
+               interleaved())
+        rows.append(row)
+        print("  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, row)), flush=True)
+    medians = np.median(np.array(rows), axis=0)
+    print("median  " + "  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, medians)))
+
+
+if __name__ == "__main__":
+    main()

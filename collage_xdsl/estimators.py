@@ -305,14 +305,16 @@ class MeasuredCostEstimator(CostEstimator):
         for batch in measurement_batches(requests, self.batch_kernels, self.batch_bytes):
             yield from self.measure_group(batch)
 
-    def measure_group(self, requests: Sequence[KernelRequest]) -> list[Measurement]:
+    def measure_group(self, requests: Sequence[KernelRequest],
+                      progress: Callable[[], None] = lambda: None) -> list[Measurement]:
         """Kernels measured together (a sub-graph's backends, or a batch of sub-graphs):
         each one built, compiled and warmed up, then all timed in alternating rounds (a
         round of the first, a round of the next, ...), each until its own statistic is
         stable over ``min_span_s``. Timed one after another, the second backend's compile
         (a second for TVM) sat between the timings, and this machine's speed moves by a
         third between half seconds; in alternation each backend is timed in the same
-        moments."""
+        moments. ``progress()`` is called after each kernel is prepared and after each
+        pass of rounds (a worker tells its parent it is not hung)."""
         results: dict[int, Measurement] = {}
         timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):
@@ -321,12 +323,14 @@ class MeasuredCostEstimator(CostEstimator):
                 results[i] = ready
             else:
                 timing[i] = ready
+            progress()
         while timing:
             for i, t in list(timing.items()):
                 done = self._round(t)
                 if done is not None:
                     results[i] = done
                     del timing[i]
+            progress()
         return [results[i] for i in range(len(requests))]
 
     def _prepare(self, request: KernelRequest) -> _Timing | Measurement:

@@ -26,8 +26,9 @@ Failures are results, never exceptions: a compile or run error is Invalid with i
 reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker
 crashed: signal 11 (SIGSEGV)") and a fresh worker takes the next one; a kernel that takes
 longer than ``timeout_s`` (compile and measurement) is Invalid ("timed out ...") and its
-worker is killed and replaced. A batch gets ``timeout_s`` per kernel; a batch whose
-worker dies or runs past that is measured again one kernel at a time, so that only the
+worker is killed and replaced. A batch's worker reports progress (each kernel compiled,
+each pass of timing rounds) and must do so every ``timeout_s``; a batch whose worker dies
+or falls silent that long is measured again one kernel at a time, so that only the
 kernel at fault is Invalid. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
 only, never with ``progress=False``).
 
@@ -128,9 +129,14 @@ class _WorkerConfig:
     weights_dir: str
 
 
-@dataclass(frozen=True)
+_ALIVE = "alive"
+"""What a worker sends while it measures a batch: a kernel compiled, a pass of rounds done."""
+
+
+@dataclass
 class _Busy:
-    """What a busy worker measures: indices into the requests, and until when."""
+    """What a busy worker measures: indices into the requests, and until when it must
+    report progress."""
 
     indices: list[int]
     deadline: float
@@ -165,7 +171,7 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
         requests = [KernelRequest(job.backend, job.key, job.num_ops,
                                   lambda text=job.text: Parser(ctx, text).parse_module())
                     for job in jobs]
-        measurements = estimator.measure_group(requests)
+        measurements = estimator.measure_group(requests, progress=lambda: conn.send(_ALIVE))
         while compiled:
             compiled.pop().release()
         conn.send(measurements)
@@ -178,9 +184,12 @@ class _Worker(WorkerProcess):
         super().__init__(_worker_main, (config,), name="collage-measure",
                          what="measurement worker", start_timeout_s=start_timeout_s)
 
-    def result(self) -> list[Measurement] | str:
-        """The measurements sent back, or why the worker died instead."""
+    def result(self) -> list[Measurement] | str | None:
+        """The measurements sent back, None for a report of progress, or why the worker
+        died instead."""
         message = self.receive()
+        if message == _ALIVE:
+            return None
         if isinstance(message, list):
             return message
         self.kill()
@@ -267,8 +276,7 @@ class WorkerCostEstimator(CostEstimator):
                     if jobs:
                         worker = self._worker()
                         worker.send(jobs)
-                        busy[worker] = _Busy(
-                            sent, time.monotonic() + self.timeout_s * len(jobs))
+                        busy[worker] = _Busy(sent, time.monotonic() + self.timeout_s)
                 if busy:
                     self._collect(requests, busy, done, pending)
                 while next_out in done:
@@ -293,9 +301,9 @@ class WorkerCostEstimator(CostEstimator):
 
     def _collect(self, requests: Sequence[KernelRequest], busy: dict[_Worker, _Busy],
                  done: dict[int, Measurement], pending: deque[list[int]]) -> None:
-        """Wait until a busy worker answers, dies or runs past its deadline; a batch of
-        several kernels that did not come back goes back to the front of `pending`, one
-        kernel at a time."""
+        """Wait until a busy worker answers, reports progress (its deadline moves on by
+        ``timeout_s``), dies or runs past its deadline; a batch of several kernels that did
+        not come back goes back to the front of `pending`, one kernel at a time."""
         deadline = min(b.deadline for b in busy.values())
         handles = [h for w in busy for h in (w.conn, w.process.sentinel)]
         ready = set(wait(handles, max(0.0, deadline - time.monotonic())))
@@ -303,6 +311,9 @@ class WorkerCostEstimator(CostEstimator):
         for worker, job in list(busy.items()):
             if worker.conn in ready or worker.process.sentinel in ready:
                 outcome = worker.result()
+                if outcome is None:
+                    job.deadline = now + self.timeout_s
+                    continue
                 if isinstance(outcome, list):
                     done.update(zip(job.indices, outcome))
                     self._idle.append(worker)

@@ -8,8 +8,9 @@ Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates`
 `test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
 costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
 or `estimator=measured`: compiled through the backends' codegen and timed in worker
-processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`
-seconds per kernel; `cost-db=PATH`
+processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`:
+the seconds a worker may go without compiling a kernel or finishing a pass of timing
+rounds; `cost-db=PATH`
 keeps costs between runs; `launch-penalty` seconds per kernel; `transitions=auto|none|
 measured|fixed:SECONDS`: boundary-aware costs, `collage_xdsl.transitions`, calibrated once
 per cost database with the measured estimator by default), and Phase 4: the chosen

@@ -281,6 +281,24 @@ def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
     assert events == ["compile x", "compile y", "x", "y", "x", "y"] * 2
 
 
+def test_measure_group_reports_progress_after_each_compile_and_each_pass():
+    clock, events = FakeClock(), []
+
+    def compile(module, backend):
+        events.append(f"compile {backend}")
+
+        def kernel(*inputs):
+            events.append(backend)
+            clock.now += 1.0
+        return kernel
+
+    est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9)
+    requests = [_request(b, 1, build=_empty_module) for b in ("x", "y")]
+    est.measure_group(requests, progress=lambda: events.append("progress"))
+    assert events == ["compile x", "progress", "compile y", "progress",
+                      "x", "y", "progress", "x", "y", "progress"]  # stable after two passes
+
+
 def test_a_statistic_counts_as_stable_once_its_samples_span_min_span():
     clock = FakeClock()
     steady = _fake_compile(clock, [1.0] * 1000, [])

@@ -69,6 +69,12 @@ def crashing(module: ModuleOp, backend: str, policy):
     return compile_kernel(backend, module, policy)
 
 
+def slow(module: ModuleOp, backend: str, policy):
+    """Takes 0.7 s to compile."""
+    time.sleep(0.7)
+    return compile_kernel(backend, module, policy)
+
+
 def report_threads(module: ModuleOp, backend: str, policy):
     """Fails with the thread policy the worker applies, for the test to read."""
     raise KernelCompileError(
@@ -165,10 +171,18 @@ def test_a_batch_of_sub_graphs_goes_to_one_worker_and_a_crash_costs_one_kernel()
     assert measured[3].reason == "kernel neg on tvm: worker crashed: exit code 4"
 
 
+def test_a_batch_longer_than_the_timeout_is_not_timed_out_while_it_reports_progress():
+    # four kernels of 0.7 s each: 2.8 s in all, but progress after each, every 0.7 s
+    requests = [request(op) for op in ("exp", "neg", "sqrt", "sigmoid")]
+    with WorkerCostEstimator(compile=slow, settings=FAST, timeout_s=1.0, progress=False) as est:
+        assert all(m.cost.is_known for m in est.measure_many(requests))
+        assert est.started == 1
+
+
 def test_a_group_that_times_out_is_measured_again_one_kernel_at_a_time():
     requests = [request("sigmoid", b) for b in ("onnxruntime", "tvm")]
     with WorkerCostEstimator(compile=crashing, settings=FAST, timeout_s=2, progress=False) as est:
-        ort, tvm = est.measure_many(requests)  # the group gets 2 x 2 s, then tvm alone 2 s
+        ort, tvm = est.measure_many(requests)  # silent for 2 s in the group, then alone
         assert est.started == 2
     assert ort.cost.is_known
     assert tvm.reason == "kernel sigmoid on tvm: timed out after 2 s (compile and measurement)"

@@ -257,11 +257,8 @@ def test_a_kernel_stops_being_timed_when_its_statistic_is_stable():
     assert events == ["steady"] * 2 + ["drifting"] * 2 + ["steady"] * 2 + ["drifting"] * 6
 
 
-def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
-    # two sub-graphs on two backends in one batch: all four compiled first, then rounds of
-    # each in turn, so every kernel's rounds spread over the whole batch's time
-    clock, events = FakeClock(), []
-
+def _logged_compile(clock: FakeClock, events: list[str]):
+    """A compile hook that logs "compile BACKEND" and each run (BACKEND), 1 s per run."""
     def compile(module, backend):
         events.append(f"compile {backend}")
 
@@ -270,6 +267,14 @@ def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
             clock.now += 1.0
         return kernel
 
+    return compile
+
+
+def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
+    # two sub-graphs on two backends in one batch: all four compiled first, then rounds of
+    # each in turn, so every kernel's rounds spread over the whole batch's time
+    clock, events = FakeClock(), []
+    compile = _logged_compile(clock, events)
     est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9, batch_kernels=4)
     requests = [_request(b, 1, key=k, build=_empty_module) for k in "ab" for b in ("x", "y")]
     assert est.estimate_all(requests) == [Cost(1.0)] * 4
@@ -283,15 +288,7 @@ def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
 
 def test_measure_group_reports_progress_after_each_compile_and_each_pass():
     clock, events = FakeClock(), []
-
-    def compile(module, backend):
-        events.append(f"compile {backend}")
-
-        def kernel(*inputs):
-            events.append(backend)
-            clock.now += 1.0
-        return kernel
-
+    compile = _logged_compile(clock, events)
     est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9)
     requests = [_request(b, 1, build=_empty_module) for b in ("x", "y")]
     est.measure_group(requests, progress=lambda: events.append("progress"))

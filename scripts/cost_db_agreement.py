@@ -1,7 +1,8 @@
 """How far apart are two cost databases filled the same way at different times?
 
     for db in a.sqlite b.sqlite; do
-      for m in mnist_cnn mlp light_shufflenet; do collage explain W/models/$m.onnx --cost-db $db; done
+      for m in mnist_cnn mlp light_shufflenet; do
+        collage explain W/models/$m.onnx --cost-db $db --refine-budget 0; done
     done
     python scripts/cost_db_agreement.py a.sqlite b.sqlite
 

@@ -27,10 +27,9 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
-from collage_xdsl.index_set import bits, count
+from collage_xdsl.index_set import count
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.subgraph import SubGraph
-from collage_xdsl.tensors import tensor_bytes
 
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
@@ -47,23 +46,20 @@ class KernelRequest:
     """Nodes of the kernel that need a kernel (constants and arguments do not count)."""
     build: Callable[[], ModuleOp]
     """Extracts the standalone kernel module (only called by estimators that compile)."""
-    nbytes: int = 0
-    """Bytes of the tensors the kernel holds and defines (its weights, the values of its
-    nodes): what keeping it compiled while others are timed costs, roughly."""
+    nbytes: Callable[[], int] = lambda: 0
+    """Bytes of the tensors the kernel holds and defines (`SubGraph.nbytes`): what keeping
+    it compiled while others are timed costs, roughly. Only called for kernels to measure:
+    a warm partition costs thousands of requests from the database."""
 
 
 def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
     """The request for running ``sub_graph`` as one kernel on ``backend``."""
-    graph = sub_graph.graph
-    held = sub_graph.inside
-    for i in bits(sub_graph.inside):
-        held |= graph.nodes[i].input_set & graph.constants
     return KernelRequest(
         backend,
         sub_graph.structural_hash(),
-        count(sub_graph.inside & graph.kernel_nodes),
+        count(sub_graph.inside & sub_graph.graph.kernel_nodes),
         sub_graph.extract,
-        sum(tensor_bytes(v.type) for i in bits(held) for v in graph.nodes[i].values),
+        lambda: sub_graph.nbytes,
     )
 
 
@@ -98,7 +94,7 @@ def measurement_batches(requests: Sequence[KernelRequest], kernels: int, nbytes:
     size = 0
     for _, grouped in groupby(requests, key=lambda r: r.key):
         group = list(grouped)
-        group_size = sum(r.nbytes for r in group)
+        group_size = sum(r.nbytes() for r in group)
         if batch and (len(batch) + len(group) > kernels or size + group_size > nbytes):
             yield batch
             batch, size = [], 0

@@ -36,6 +36,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.graph import DataflowGraph, values_read
 from collage_xdsl.index_set import bits, count, first, single, to_str
 from collage_xdsl.structure import function_hash
+from collage_xdsl.tensors import tensor_bytes
 
 
 class SubGraphError(CollageError):
@@ -163,6 +164,16 @@ class SubGraph:
         nodes = self.graph.nodes
         kinds = [nodes[i].kind for i in bits(self.inside & self.graph.kernel_nodes)]
         return max(kinds, default=OpPatternKind.ELEMWISE)
+
+    @cached_property
+    def nbytes(self) -> int:
+        """Bytes of the tensors a kernel of this sub-graph holds and defines: the values of
+        its nodes and the constants it reads (cloned in)."""
+        graph = self.graph
+        held = self.inside
+        for i in bits(self.inside):
+            held |= graph.nodes[i].input_set & graph.constants
+        return sum(tensor_bytes(v.type) for i in bits(held) for v in graph.nodes[i].values)
 
     # -- validity -----------------------------------------------------------------
 

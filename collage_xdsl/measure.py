@@ -255,9 +255,10 @@ class WorkerCostEstimator(CostEstimator):
         )
         settings = self._config.settings
         pending: deque[list[int]] = deque()
+        start = 0
         for batch in measurement_batches(requests, settings.batch_kernels, settings.batch_bytes):
-            start = pending[-1][-1] + 1 if pending else 0
             pending.append(list(range(start, start + len(batch))))
+            start += len(batch)
         busy: dict[_Worker, _Busy] = {}
         done: dict[int, Measurement] = {}
         next_out = 0

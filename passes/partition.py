@@ -106,8 +106,8 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
-    versions = {s.name: f"{s.backend.version}; {measurement(evict, settings.min_span_s)}" for s in specs
-                if s.backend is not None}
+    how = measurement(evict, settings.min_span_s)
+    versions = {s.name: f"{s.backend.version}; {how}" for s in specs if s.backend is not None}
     return CachedCostEstimator(inner, db, versions.__getitem__), db
 
 

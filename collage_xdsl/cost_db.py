@@ -2,13 +2,13 @@
 
 An embedded SQLite file (default ``$XDG_CACHE_HOME/collage-xdsl/costs.sqlite``, or
 ``~/.cache/...``) keyed by (kernel structural hash, backend, backend version, host
-fingerprint), storing cost, spread, runs, reason and a timestamp; and the calibrated
-transition costs (`collage_xdsl.transitions`) per backend versions and thread policy.
-Many processes may write at once: WAL journal, a busy timeout and ``INSERT OR REPLACE``
-in short
-``BEGIN IMMEDIATE`` transactions. A file that is not ours (garbage, or SQLite with
-another schema or schema version) is reported as a :class:`CollageError` naming the
-file and the reason, and is never modified or deleted.
+fingerprint), storing cost, spread, runs, reason, a timestamp and the sequence cost
+(`Measurement`); and the calibrated transition costs (`collage_xdsl.transitions`) per
+backend versions and thread policy. Many processes may write at once: WAL journal, a
+busy timeout and ``INSERT OR REPLACE`` in short ``BEGIN IMMEDIATE`` transactions. A file
+that is not ours (garbage, or SQLite with another schema or schema version) is reported
+as a :class:`CollageError` naming the file and the reason, and is never modified or
+deleted; a file of our schema version 1 is upgraded in place, its costs kept.
 
 :class:`CachedCostEstimator` wraps any estimator with the database: a second run on the
 same model on the same host measures nothing.
@@ -30,7 +30,8 @@ from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import CostEstimator, KernelRequest, Measurement
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added ``sequence`` (`Measurement.sequence`); a version 1 file is upgraded in place."""
 BUSY_TIMEOUT_S = 30.0
 """How long a writer waits for another one's lock before giving up."""
 
@@ -39,7 +40,7 @@ CREATE TABLE collage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE collage_costs (
     kernel TEXT NOT NULL, backend TEXT NOT NULL, version TEXT NOT NULL, host TEXT NOT NULL,
     cost REAL, spread REAL NOT NULL, runs INTEGER NOT NULL, reason TEXT NOT NULL,
-    timestamp REAL NOT NULL,
+    timestamp REAL NOT NULL, sequence REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (kernel, backend, version, host)
 );
 """
@@ -131,11 +132,31 @@ class CostDatabase:
         row = self._conn.execute(
             "SELECT value FROM collage_meta WHERE key = 'schema_version'"
         ).fetchone()
+        if row is not None and row[0] == "1":
+            self._upgrade_from_1()
+            row = (str(SCHEMA_VERSION),)
         if row is None or row[0] != str(SCHEMA_VERSION):
             found = "none" if row is None else row[0]
             raise self._error(
                 f"schema version {found}, but this collage-xdsl uses {SCHEMA_VERSION}"
             )
+
+    def _upgrade_from_1(self) -> None:
+        """Add version 2's ``sequence`` column (0 for the costs already there, which were
+        measured without it and are keyed so: `collage_xdsl.estimators.measurement`)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._conn.execute(
+                "SELECT value FROM collage_meta WHERE key = 'schema_version'").fetchone()
+            if version == ("1",):  # another process may have just upgraded it
+                self._conn.execute("ALTER TABLE collage_costs "
+                                   "ADD COLUMN sequence REAL NOT NULL DEFAULT 0")
+                self._conn.execute("UPDATE collage_meta SET value = ? "
+                                   "WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
 
     def _use_wal(self) -> None:
         """Switch the file to WAL (readers and the writer do not wait for each other).
@@ -162,7 +183,7 @@ class CostDatabase:
     def get(self, kernel: str, backend: str, version: str) -> Measurement | None:
         """The stored measurement, or None; counts a hit or a miss."""
         row = self._conn.execute(
-            "SELECT cost, spread, runs, reason FROM collage_costs "
+            "SELECT cost, spread, runs, reason, sequence FROM collage_costs "
             "WHERE kernel = ? AND backend = ? AND version = ? AND host = ?",
             (kernel, backend, version, self.host),
         ).fetchone()
@@ -170,22 +191,23 @@ class CostDatabase:
             self.misses += 1
             return None
         self.hits += 1
-        cost, spread, runs, reason = row
+        cost, spread, runs, reason, sequence = row
         if cost is None:  # SQLite stores NaN as NULL
             value = Cost.unknown()
         elif cost == math.inf:
             value = Cost.invalid(reason)
         else:
             value = Cost(cost)
-        return Measurement(value, spread, runs, reason)
+        return Measurement(value, spread, runs, reason, sequence)
 
     def put(self, kernel: str, backend: str, version: str, m: Measurement) -> None:
         """Store (or replace) a measurement, in one short transaction."""
         cost = None if m.cost.is_unknown else m.cost.seconds
         # autocommit mode: the statement is its own transaction, holding the lock briefly
         self._conn.execute(
-            "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time()),
+            "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time(),
+             m.sequence),
         )
 
     def get_transitions(self, key: str) -> dict | None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from itertools import groupby
 from typing import Any
 
@@ -31,6 +32,8 @@ from collage_xdsl.index_set import count
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.subgraph import SubGraph
 
+MIN_SEQUENCE_SAMPLES = 3
+"""Calls right after another kernel (and right after its own) a sequence cost needs."""
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
 
@@ -115,6 +118,11 @@ class Measurement:
     """Timed runs behind ``cost`` (warm-up runs excluded)."""
     reason: str = ""
     """Why the cost is Invalid; empty otherwise."""
+    sequence: float = 0.0
+    """Seconds a call costs beyond ``cost`` right after a call of another kernel of the
+    same backend, as in a run of several kernels (the median of those calls less the
+    median of calls right after its own): the sequence cost, `measure_group`. Signed
+    (a call may also gain from what ran before); 0 when not measured."""
 
 
 class CostEstimator(ABC):
@@ -219,11 +227,14 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
 
 def measurement(evict: bool, min_span_s: float) -> str:
     """How kernel costs are measured: after eviction or back to back
-    (`collage_xdsl.evict.needs_eviction`), and over how long a span of time
-    (`MeasuredCostEstimator`'s ``min_span_s``). Part of a cost's key in the cost database,
-    so that costs measured another way are measured again."""
+    (`collage_xdsl.evict.needs_eviction`), over how long a span of time
+    (`MeasuredCostEstimator`'s ``min_span_s``), and with sequence costs
+    (`Measurement.sequence`). Part of a cost's key in the cost database, so that costs
+    measured another way are measured again."""
     how = "L2 evicted before each run" if evict else "back to back (the run fits in L2)"
-    return f"{how}; samples over {min_span_s:g} s" if min_span_s > 0 else how
+    if min_span_s > 0:
+        how += f"; samples over {min_span_s:g} s"
+    return f"{how}; with sequence costs"
 
 
 class MeasuredCostEstimator(CostEstimator):
@@ -310,7 +321,17 @@ class MeasuredCostEstimator(CostEstimator):
         (a second for TVM) sat between the timings, and this machine's speed moves by a
         third between half seconds; in alternation each backend is timed in the same
         moments. ``progress()`` is called after each kernel is prepared and after each
-        pass of rounds (a worker tells its parent it is not hung)."""
+        pass of rounds (a worker tells its parent it is not hung).
+
+        A pass takes the kernels backend by backend, each backend's from one further on
+        than the pass before, so a round's first call mostly comes right after a call of
+        another kernel of the same backend, as a kernel's calls do in a run of several
+        kernels, and its other calls right after its own, as a one-kernel plan's calls
+        do. The difference of the two medians is the kernel's
+        sequence cost (`Measurement.sequence`): called one after another, the kernels of
+        light ShuffleNet's 16-kernel ONNX Runtime plan took 25-50 us a call more than
+        each called repeatedly (`scripts/sequence_penalty.py`), with the L2 caches evicted
+        before every call either way."""
         results: dict[int, Measurement] = {}
         timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):
@@ -320,12 +341,22 @@ class MeasuredCostEstimator(CostEstimator):
             else:
                 timing[i] = ready
             progress()
+        backend_of = {i: requests[i].backend for i in timing}
+        groups = [list(g) for _, g in groupby(sorted(timing, key=backend_of.get),
+                                              key=backend_of.get)]
+        last: _Timing | None = None
+        passes = 0
         while timing:
-            for i, t in list(timing.items()):
-                done = self._round(t)
+            for i in _pass_order(groups, timing, passes):
+                t = timing[i]
+                done = self._round(t, after=_After.OWN if last is t else
+                                   _After.SAME_BACKEND if last is not None
+                                   and last.backend == t.backend else _After.OTHER)
+                last = t
                 if done is not None:
                     results[i] = done
                     del timing[i]
+            passes += 1
             progress()
         return [results[i] for i in range(len(requests))]
 
@@ -347,20 +378,26 @@ class MeasuredCostEstimator(CostEstimator):
         except Exception as e:
             return invalid_measurement(
                 f"{where}: run failed after 0 timed runs: {type(e).__name__}: {e}")
-        return _Timing(where, kernel, inputs)
+        return _Timing(where, request.backend, kernel, inputs)
 
-    def _round(self, t: _Timing) -> Measurement | None:
-        """Time one round of `t`'s kernel; its measurement once it is done."""
+    def _round(self, t: _Timing, after: _After) -> Measurement | None:
+        """Time one round of `t`'s kernel, its first call right after `after`; its
+        measurement once it is done."""
         started = self.clock()
         if t.first is None:
             t.first = started
         try:
-            for _ in range(self.round_runs):
+            for run in range(self.round_runs):
                 if self.evict is not None:
                     self.evict()
                 t0 = self.clock()
                 t.kernel(*t.inputs)
-                t.samples.append(self.clock() - t0)
+                seconds = self.clock() - t0
+                t.samples.append(seconds)
+                if run > 0 or after is _After.OWN:
+                    t.after_own.append(seconds)
+                elif after is _After.SAME_BACKEND:
+                    t.after_other.append(seconds)
         except Exception as e:
             return invalid_measurement(f"{t.where}: run failed after {len(t.samples)} timed "
                                        f"runs: {type(e).__name__}: {e}")
@@ -374,7 +411,32 @@ class MeasuredCostEstimator(CostEstimator):
             t.previous = stat
             return None
         q25, q75 = np.percentile(t.samples, [25, 75])
-        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(t.samples))
+        sequence = (float(np.median(t.after_other) - np.median(t.after_own))
+                    if min(len(t.after_other), len(t.after_own)) >= MIN_SEQUENCE_SAMPLES
+                    else 0.0)
+        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(t.samples),
+                           sequence=sequence)
+
+
+def _pass_order(groups: Sequence[Sequence[int]], live: Container[int], n: int) -> list[int]:
+    """Pass `n` of `measure_group`: the `live` kernels of each group (a backend's) in turn,
+    each group's from its `n`-th on (so the first of a group, which follows another
+    backend's, changes from pass to pass)."""
+    order: list[int] = []
+    for group in groups:
+        left = [i for i in group if i in live]
+        if left:
+            start = n % len(left)
+            order += left[start:] + left[:start]
+    return order
+
+
+class _After(Enum):
+    """What a timed call came right after."""
+
+    OWN = "a call of the same kernel"
+    SAME_BACKEND = "a call of another kernel of the same backend"
+    OTHER = "a call on another backend, or nothing timed yet"
 
 
 @dataclass
@@ -382,15 +444,29 @@ class _Timing:
     """A kernel being timed by `MeasuredCostEstimator.measure_group`."""
 
     where: str
+    backend: str
     kernel: Callable[..., Any]
     inputs: list
     samples: list[float] = field(default_factory=list)
+    after_own: list[float] = field(default_factory=list)
+    """The samples of calls right after a call of the same kernel."""
+    after_other: list[float] = field(default_factory=list)
+    """The samples of calls right after a call of another kernel of the same backend."""
     previous: float | None = None
     """The statistic after the previous round."""
     first: float | None = None
     """When its first timed round started."""
     spent: float = 0.0
     """Seconds its rounds took so far (evictions included)."""
+
+
+def in_plan(m: Measurement, alone: bool) -> Cost:
+    """What the kernel `m` measured costs as a call of a plan: its cost when it is the
+    plan's only kernel (called again and again, as it was timed), else its cost plus its
+    sequence cost (`Measurement.sequence`), at least zero."""
+    if alone or not m.cost.is_known:
+        return m.cost
+    return Cost(max(m.cost.seconds + m.sequence, 0.0))
 
 
 def invalid_measurement(reason: str) -> Measurement:

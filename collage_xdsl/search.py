@@ -46,7 +46,7 @@ from typing import Generic, Protocol, TypeVar
 
 from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import CostEstimator, kernel_request
+from collage_xdsl.estimators import CostEstimator, in_plan, kernel_request
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits, first
 from collage_xdsl.transitions import Boundaries, TransitionCosts
@@ -260,6 +260,15 @@ def _result(candidates, best, covered, expanded, started) -> SearchResult:
     return SearchResult(chosen, total, expanded, time.perf_counter() - started)
 
 
+def kernel_cost(estimator: CostEstimator, graph: DataflowGraph, sub_graph, backend: str
+                ) -> Cost:
+    """``sub_graph`` on ``backend`` as a kernel of a plan of ``graph``: alone when it does
+    all of the graph's work (the plan's only kernel), else with its sequence cost
+    (`collage_xdsl.estimators.in_plan`)."""
+    m = estimator.measure(kernel_request(sub_graph, backend))
+    return in_plan(m, alone=graph.kernel_nodes & ~sub_graph.inside == 0)
+
+
 def search_candidates(
     graph: DataflowGraph, candidates: Sequence, estimator: CostEstimator,
     *, launch_penalty: float = 0.0, transitions: TransitionCosts | None = None,
@@ -267,7 +276,8 @@ def search_candidates(
     """:func:`search` over candidate kernels (``.sub_graph``, ``.spec.name``,
     ``.spec.backend``, ``.describe(graph)``): host candidates (a spec without backend)
     cost nothing, pay no launch penalty and no crossings; the others are costed by
-    ``estimator``, plus ``transitions`` when given."""
+    ``estimator`` (`kernel_cost`: with their sequence costs unless they do all the work),
+    plus ``transitions`` when given."""
 
     def is_host(c) -> bool:
         return c.spec.backend is None
@@ -275,7 +285,7 @@ def search_candidates(
     def cost_of(c) -> Cost:
         if is_host(c):
             return Cost.zero()
-        return estimator.estimate(kernel_request(c.sub_graph, c.spec.name))
+        return kernel_cost(estimator, graph, c.sub_graph, c.spec.name)
 
     return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
                   is_host=is_host, describe=lambda c: c.describe(graph),

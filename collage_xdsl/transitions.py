@@ -14,6 +14,12 @@ right after the L2 caches were evicted (`collage_xdsl.evict`). A partitioned mod
 
     estimate(plan) = base + sum_k (cost_k + launch[b_k]) + sum_{a -> b, a != b} crossing
 
+with ``cost_k`` the kernel's cost in a plan of several kernels: its cost plus its own
+sequence cost, measured with it (`collage_xdsl.estimators.Measurement.sequence`: what a
+call right after another kernel of its backend costs beyond a call right after its own,
+25-50 us a call on light ShuffleNet's kernels, nothing on light SqueezeNet's). A plan of
+one kernel doing all the work is that kernel's cost alone.
+
 Host ops (tuples) count as no backend: nothing is charged for tensors to or from them.
 :func:`calibrate` measures the figures in a worker process on chains of distinct kernels,
 one op each (conv 3x3, batch norm, relu, conv 1x1, sigmoid, transpose, max pool, avg pool,

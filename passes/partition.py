@@ -65,7 +65,7 @@ from collage_xdsl.partition import (
     partitionable_functions,
 )
 from collage_xdsl.passes.candidates import CandidateOptions
-from collage_xdsl.search import alone_totals, search_candidates
+from collage_xdsl.search import alone_totals, kernel_cost, search_candidates
 from collage_xdsl.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.transitions import (
     NONE,
@@ -195,7 +195,7 @@ class CollagePartitionPass(CandidateOptions):
         def cost_of(c: CandidateKernel) -> Cost:
             if c.spec.backend is None:
                 return Cost.zero()
-            return estimator.estimate(kernel_request(c.sub_graph, c.spec.name))
+            return kernel_cost(estimator, graph, c.sub_graph, c.spec.name)
 
         reports: list[FunctionReport] = []
         try:
@@ -214,7 +214,7 @@ class CollagePartitionPass(CandidateOptions):
                            for c in result.chosen if c.spec.backend is not None]
                 if self.coalesce:
                     kernels = coalesce_costed(graph, kernels, valid,
-                                              lambda ks: merged_costs(estimator, ks),
+                                              lambda ks: merged_costs(estimator, graph, ks),
                                               transitions.kernel)
                 if self.explain is not None or self.explain_table is not None:
                     if db is not None:
@@ -239,9 +239,12 @@ class CollagePartitionPass(CandidateOptions):
             write_report(reports, self.explain, self.explain_table or sys.stderr)
 
 
-def merged_costs(estimator: CostEstimator, kernels: Sequence[Kernel]) -> list[float | None]:
-    """Costs of coalesced kernels, estimated together (None when not known)."""
-    costs = estimator.estimate_all(kernel_request(k.sub_graph, k.backend) for k in kernels)
+def merged_costs(estimator: CostEstimator, graph: DataflowGraph, kernels: Sequence[Kernel]
+                 ) -> list[float | None]:
+    """Costs of coalesced kernels in a plan of `graph` (`kernel_cost`), estimated together
+    (None when not known)."""
+    estimator.estimate_all(kernel_request(k.sub_graph, k.backend) for k in kernels)
+    costs = [kernel_cost(estimator, graph, k.sub_graph, k.backend) for k in kernels]
     return [None if c.is_unknown else c.seconds for c in costs]
 
 

@@ -18,6 +18,8 @@ from collage_xdsl.estimators import (
     MeasuredCostEstimator,
     Measurement,
     MockCostEstimator,
+    in_plan,
+    invalid_measurement,
     kernel_request,
     measurement_batches,
     parse_mock_costs,
@@ -234,9 +236,10 @@ def test_backends_of_one_sub_graph_are_compiled_then_timed_in_alternation():
         CollageError("cannot extract")))
     costs = est.estimate_all([*requests, bad])
     assert costs[:3] == [Cost(2.0), Cost(1.0), Cost(3.0)] and costs[3].is_invalid
-    # each compiled and warmed up, then rounds of two runs in turn (stable after two each)
+    # each compiled and warmed up, then rounds of two runs in turn, backend by backend
+    # (stable after two each)
     assert events == ["compile tvm", "tvm", "compile ort", "ort", "compile ov", "ov",
-                      *(["tvm"] * 2 + ["ort"] * 2 + ["ov"] * 2) * 2]
+                      *(["ort"] * 2 + ["ov"] * 2 + ["tvm"] * 2) * 2]
 
 
 def test_a_kernel_stops_being_timed_when_its_statistic_is_stable():
@@ -254,7 +257,9 @@ def test_a_kernel_stops_being_timed_when_its_statistic_is_stable():
     steady, drifting = est.measure_many(
         [_request(b, 1, build=_empty_module) for b in ("steady", "drifting")])
     assert steady.runs == 4 and drifting.runs == 8  # the drifting one runs to max_runs
-    assert events == ["steady"] * 2 + ["drifting"] * 2 + ["steady"] * 2 + ["drifting"] * 6
+    # backend by backend, in name order
+    assert events == ["drifting"] * 2 + ["steady"] * 2 + ["drifting"] * 2 + ["steady"] * 2 \
+        + ["drifting"] * 4
 
 
 def _logged_compile(clock: FakeClock, events: list[str]):
@@ -272,18 +277,43 @@ def _logged_compile(clock: FakeClock, events: list[str]):
 
 def test_sub_graphs_of_a_batch_are_compiled_then_timed_in_alternation():
     # two sub-graphs on two backends in one batch: all four compiled first, then rounds of
-    # each in turn, so every kernel's rounds spread over the whole batch's time
+    # each in turn (backend by backend), so every kernel's rounds spread over the whole
+    # batch's time
     clock, events = FakeClock(), []
     compile = _logged_compile(clock, events)
     est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9, batch_kernels=4)
     requests = [_request(b, 1, key=k, build=_empty_module) for k in "ab" for b in ("x", "y")]
     assert est.estimate_all(requests) == [Cost(1.0)] * 4
-    assert events == ["compile x", "compile y"] * 2 + ["x", "y"] * 4
+    assert events == ["compile x", "compile y"] * 2 + ["x", "x", "y", "y"] * 2
     events.clear()
     est = _measured(compile, clock, warmup=0, round_runs=1, budget_s=1e9, batch_kernels=3)
     est.estimate_all([_request(b, 1, key=k, build=_empty_module) for k in "ab" for b in "xy"])
     # a sub-graph is never split: 2 + 2 > 3, so two batches
     assert events == ["compile x", "compile y", "x", "y", "x", "y"] * 2
+
+
+def test_the_sequence_cost_is_a_call_after_another_kernel_of_its_backend_less_its_own():
+    # a call takes 1 s right after its own kernel's, 1.5 s right after another kernel of
+    # its backend and 4 s right after another backend's (not counted either way)
+    clock, last = FakeClock(), [None]
+
+    def compile(module, backend):
+        def kernel(*inputs):
+            previous, last[0] = last[0], (kernel, backend)
+            clock.now += (1.0 if previous is None or previous[0] is kernel else
+                          1.5 if previous[1] == backend else 4.0)
+        return kernel
+
+    est = _measured(compile, clock, warmup=0, round_runs=3, budget_s=1e9, min_span_s=100.0,
+                    batch_kernels=8)
+    a, b, c = est.measure_many([_request("x", 1, key=k, build=_empty_module) for k in "ab"]
+                               + [_request("y", 1, key="c", build=_empty_module)])
+    assert a.cost == b.cost == c.cost == Cost(1.0)  # the median: one call in three follows
+    assert a.sequence == b.sequence == 0.5          # another kernel's
+    assert c.sequence == 0.0  # only ever after its own or another backend's: not measured
+    assert in_plan(a, alone=True) == Cost(1.0) and in_plan(a, alone=False) == Cost(1.5)
+    assert in_plan(Measurement(Cost(1.0), sequence=-2.0), alone=False) == Cost(0.0)
+    assert in_plan(invalid_measurement("no"), alone=False).is_invalid
 
 
 def test_measure_group_reports_progress_after_each_compile_and_each_pass():

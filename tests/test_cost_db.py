@@ -146,8 +146,30 @@ def test_other_schema_version_is_reported(tmp_path):
     conn.execute("UPDATE collage_meta SET value = '99' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(CollageError, match="schema version 99, but .* uses 1"):
+    with pytest.raises(CollageError, match="schema version 99, but .* uses 2"):
         CostDatabase(path)
+
+
+def test_a_version_1_database_is_upgraded_in_place_keeping_its_costs(tmp_path):
+    path = tmp_path / "costs.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE collage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE collage_costs (
+            kernel TEXT NOT NULL, backend TEXT NOT NULL, version TEXT NOT NULL,
+            host TEXT NOT NULL, cost REAL, spread REAL NOT NULL, runs INTEGER NOT NULL,
+            reason TEXT NOT NULL, timestamp REAL NOT NULL,
+            PRIMARY KEY (kernel, backend, version, host));
+        INSERT INTO collage_meta VALUES ('schema_version', '1');
+        INSERT INTO collage_costs VALUES ('k', 'tvm', '1', 'h', 2.5, 0.1, 40, '', 0.0);
+    """)
+    conn.close()
+    with CostDatabase(path, host="h") as db:
+        assert db.get("k", "tvm", "1") == Measurement(Cost(2.5), 0.1, 40)
+        db.put("k2", "tvm", "1", Measurement(Cost(1.0), sequence=3e-5))
+        assert db.get("k2", "tvm", "1").sequence == 3e-5
+    with CostDatabase(path, host="h") as db:  # opened again: version 2 now
+        assert db.get("k", "tvm", "1").cost == Cost(2.5)
 
 
 def test_unopenable_path_is_reported(tmp_path):

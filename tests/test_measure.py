@@ -353,8 +353,8 @@ def test_compile_hook_must_reach_the_worker():
 
 
 def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
-    # costs measured another way (before L2 eviction, or over a shorter span of time) are
-    # not reused: they are measured again
+    # costs measured another way (before L2 eviction, over a shorter span of time, or
+    # without sequence costs) are not reused: they are measured again
     specs = CollagePartitionPass(backends=("tvm",)).specs()
     span = MeasureSettings().min_span_s
     for evict in (True, False):
@@ -365,4 +365,4 @@ def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
         estimator.close()
         db.close()
     assert len({measurement(True, span), measurement(False, span), measurement(True, 0)}) == 3
-    assert measurement(True, span).endswith(f"samples over {span:g} s")
+    assert measurement(True, span).endswith(f"samples over {span:g} s; with sequence costs")

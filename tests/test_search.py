@@ -14,10 +14,10 @@ from xdsl.ir import Block, Region
 from collage_xdsl.cost import Cost
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import MockCostEstimator
+from collage_xdsl.estimators import Measurement, MockCostEstimator
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import of
-from collage_xdsl.search import search, search_candidates
+from collage_xdsl.search import kernel_cost, search, search_candidates
 from collage_xdsl.subgraph import SubGraph
 from collage_xdsl.tensors import constant_op, tensor_type
 
@@ -322,6 +322,37 @@ def test_search_candidates_on_a_real_graph():
     result = search_candidates(graph, cands + [host], estimator, launch_penalty=0.1)
     assert result.chosen[-1] is host
     assert result.total.seconds == pytest.approx(1.9 + 1.0 + 0.2)
+
+
+class SequencedEstimator(MockCostEstimator):
+    """The mock costs (tvm 1 s, ort 0.8 s per op), each kernel with a sequence cost of
+    `sequence` seconds."""
+
+    def __init__(self, sequence: float):
+        super().__init__({"tvm": 1.0, "ort": 0.8})
+        self.sequence = sequence
+
+    def _measure(self, request):
+        return Measurement(super()._measure(request).cost, sequence=self.sequence)
+
+
+def test_kernels_pay_their_sequence_costs_unless_one_does_all_the_work():
+    graph = small_graph()
+    ops = [i for i in range(len(graph)) if graph.nodes[i].needs_kernel]
+    whole = Kernel(SubGraph(graph, graph.kernel_nodes | graph.constants), Spec("tvm", "tvm"))
+    pairs = [Kernel(SubGraph(graph, (1 << ops[0]) | (1 << ops[1]) | graph.constants),
+                    Spec("ort", "ort")),
+             Kernel(SubGraph(graph, (1 << ops[2]) | (1 << ops[3])), Spec("ort", "ort"))]
+    # the whole kernel on tvm: 1 + 0.9 + 0.81 + 0.729 = 3.439, alone; two pairs on ort:
+    # 0.8 x 1.9 = 1.52 each, 3.04, plus each pair's sequence cost
+    result = search_candidates(graph, [whole, *pairs], SequencedEstimator(0.0))
+    assert result.chosen == pairs and result.total.seconds == pytest.approx(3.04)
+    result = search_candidates(graph, [whole, *pairs], SequencedEstimator(0.3))
+    assert result.chosen == [whole] and result.total.seconds == pytest.approx(3.439)
+    assert kernel_cost(SequencedEstimator(0.3), graph, whole.sub_graph, "tvm").seconds \
+        == pytest.approx(3.439)
+    assert kernel_cost(SequencedEstimator(0.3), graph, pairs[1].sub_graph, "ort").seconds \
+        == pytest.approx(1.82)
 
 
 def test_error_names_the_op_of_a_real_graph():

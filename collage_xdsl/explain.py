@@ -10,7 +10,9 @@ hits, the search time, the estimate of a whole run of the final kernels by part
 `collage_xdsl.transitions.plan_estimate`), and what mixing gains by the cost model's own
 estimates: each backend's cheapest cover alone (`collage_xdsl.search.alone_totals`, the
 search's total with only that backend enabled) and the mixed total as a ratio of the
-cheapest of them. `to_json` gives the JSON report (unknown or invalid costs are `null`,
+cheapest of them. A kernel's cost in a plan of several kernels includes its sequence cost
+(`collage_xdsl.estimators.in_plan`), which the table and the JSON also give apart where
+it is not zero (measured costs only). `to_json` gives the JSON report (unknown or invalid costs are `null`,
 with `"unknown"` / `"invalid"` in `cost_status`), `format_table` the human table:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
@@ -50,6 +52,9 @@ class KernelReport:
     best_other: str | None
     """The cheapest other backend with a candidate for the same nodes."""
     best_other_cost: float | None
+    sequence: float = 0.0
+    """Of ``cost``, the kernel's sequence cost (`collage_xdsl.estimators.in_plan`; 0 for
+    a plan's only kernel)."""
 
 
 @dataclass(frozen=True)
@@ -105,10 +110,12 @@ def explain_function(
     states_expanded: int,
     transitions: TransitionCosts = NONE,
     alone: dict[str, Cost | str] | None = None,
+    sequence_of: Callable[[Kernel], float] = lambda k: 0.0,
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
     (from the estimator's memo: nothing is estimated twice); `alone` is
-    `collage_xdsl.search.alone_totals`'s result."""
+    `collage_xdsl.search.alone_totals`'s result; `sequence_of` says how much of a
+    kernel's cost is its sequence cost."""
     by_inside: dict[int, list[CandidateKernel]] = {}
     for c in candidates:
         if c.spec.backend is not None:
@@ -132,6 +139,7 @@ def explain_function(
             k.cost,
             best[1] if best else None,
             best[2].seconds if best else None,
+            sequence_of(k),
         ))
     return FunctionReport(graph.func.sym_name.data, tuple(reports), total, len(candidates),
                           estimates, cost_db_hits, search_seconds, states_expanded,
@@ -185,6 +193,7 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
                     "nodes": list(k.nodes),
                     "cost": _number(k.cost),
                     "cost_status": _status(k.cost),
+                    "sequence": k.sequence,
                     "best_other": None if k.best_other is None else {
                         "backend": k.best_other,
                         "cost": _number(k.best_other_cost),
@@ -209,6 +218,10 @@ def _seconds(x: float | None) -> str:
     return f"{x / 1e-9:.3g} ns" if x else "0 s"
 
 
+def _signed(x: float) -> str:
+    return ("-" if x < 0 else "+") + _seconds(abs(x))
+
+
 def format_table(reports: Sequence[FunctionReport]) -> str:
     lines = []
     for r in reports:
@@ -218,9 +231,11 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
             f"hits, search {_seconds(r.search_seconds)}"
         )
         e = r.estimate
-        lines.append(f"  estimated run {_seconds(e.total)}: kernels {_seconds(e.kernels)}, "
-                     f"launches {_seconds(e.launches)}, crossings {_seconds(e.crossings)}, "
-                     f"base {_seconds(e.base)}")
+        sequence = sum(k.sequence for k in r.kernels)
+        of_which = f" (sequence costs {_signed(sequence)})" if sequence else ""
+        lines.append(f"  estimated run {_seconds(e.total)}: kernels {_seconds(e.kernels)}"
+                     f"{of_which}, launches {_seconds(e.launches)}, crossings "
+                     f"{_seconds(e.crossings)}, base {_seconds(e.base)}")
         if r.alone:
             parts = [f"{a.backend} {_seconds(a.total.seconds)}" if a.total is not None
                      else f"{a.backend} no cover ({a.reason})" for a in r.alone]
@@ -232,8 +247,9 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
         for k in r.kernels:
             other = "-" if k.best_other is None else \
                 f"{k.best_other} {_seconds(k.best_other_cost)}"
+            sequence = f"; sequence cost {_signed(k.sequence)}" if k.sequence else ""
             lines.append(f"  {k.backend:<12} {_seconds(k.cost):<12} {other:<24} "
-                         f"{k.label}: {', '.join(k.ops)}")
+                         f"{k.label}: {', '.join(k.ops)}{sequence}")
     return "\n".join(lines) + "\n"
 
 

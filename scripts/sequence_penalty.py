@@ -1,6 +1,6 @@
 """Do a plan's kernels cost more called one after another than each called alone?
 
-    python scripts/sequence_penalty.py MODEL.onnx --cost-db DB [--rounds 8]
+    python scripts/sequence_penalty.py MODEL.onnx --cost-db DB [--rounds 8] [--max-depth N]
 
 Partitions the model from a warm cost database (the search's plan, no refinement), then
 per round times, side by side: the plan's run; a replay of its kernel calls in order on
@@ -16,6 +16,10 @@ do not see; timed interleaved, they cost about what they cost in the run. With o
 thread: run 9.4, replay 10.0, alone after eviction 8.2, so it is not ONNX Runtime's
 worker threads waking up. Not every plan shows it: light SqueezeNet's 10-kernel ONNX
 Runtime plan ran 6.87 ms, its calls alone after eviction 7.05 ms.
+
+It also prints what the cost database predicts: the plan's kernels' costs alone and
+their sequence costs (`collage_xdsl.estimators.Measurement.sequence`), to set against
+"run - alone after eviction".
 """
 
 from __future__ import annotations
@@ -40,15 +44,27 @@ def main() -> None:
     p.add_argument("--cost-db", required=True)
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--max-depth", type=int, default=None,
+                   help="candidate kernels of at most this depth only, not even the BYOC "
+                   "backends' maximal regions, and nothing coalesced: a plan of many kernels")
     args = p.parse_args()
     model = load_model(args.model)
-    plan = partition_module(model.module, PartitionOptions(cost_db=args.cost_db))
+    if args.max_depth is None:
+        plan = partition_module(model.module, PartitionOptions(cost_db=args.cost_db))
+        module, (function,) = plan.module, plan.report["functions"]
+    else:
+        module, function = pieces(model.module, args.cost_db, args.max_depth)
     policy = ThreadPolicy.resolve(args.threads)
-    exe = Executable(plan.module, threads=policy, adapt=False)
+    exe = Executable(module, threads=policy, adapt=False)
     inputs = random_inputs(model, 0)
     calls = exe.kernel_calls(inputs)
     print(f"{len(calls)} kernel calls on {', '.join(sorted({c.backend for c in calls}))}; "
           f"{policy.threads} threads")
+    kernels = function["kernels"]
+    sequence = sum(k["sequence"] for k in kernels)
+    alone = sum(k["cost"] - k["sequence"] for k in kernels if k["cost"] is not None)
+    print(f"cost database: {len(kernels)} kernels alone {alone * 1e3:.3f} ms, their sequence "
+          f"costs {sequence * 1e3:+.3f} ms")
     evict = Evictor(policy.threads)
 
     def steady(call: Callable[[], object], runs: int, evicted: bool = False) -> float:
@@ -76,17 +92,43 @@ def main() -> None:
                 s.append(time.perf_counter() - t0)
         return sum(median(s) for s in samples)
 
-    names = ("run", "replay", "alone after eviction", "alone", "interleaved")
+    names = ("run", "replay", "alone after eviction", "alone", "interleaved",
+             "run - alone after eviction")
     rows = []
     for _ in range(args.rounds):
         row = (steady(lambda: exe.run(inputs), 9), steady(replay, 9),
                sum(steady(lambda c=c: c.kernel(c.operands), 5, True) for c in calls),
                sum(steady(lambda c=c: c.kernel(c.operands), 5) for c in calls),
                interleaved())
+        row += (row[0] - row[2],)
         rows.append(row)
         print("  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, row)), flush=True)
     medians = np.median(np.array(rows), axis=0)
     print("median  " + "  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, medians)))
+
+
+def pieces(module, cost_db: str, depth: int):
+    """`module` partitioned from candidates of at most `depth` nodes, none merged, and
+    outlined; with its function's explain report."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from xdsl.context import Context
+
+    from collage_xdsl.passes.outline import CollageOutlinePass
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    module = module.clone()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        CollagePartitionPass(estimator="measured", cost_db=cost_db, tvm_max_depth=depth,
+                             byoc_max_depth=depth, byoc_max_regions=False, coalesce=False,
+                             explain=str(report), explain_table=str(Path(tmp) / "table")
+                             ).apply(Context(), module)
+        (function,) = json.loads(report.read_text())["functions"]
+    CollageOutlinePass().apply(Context(), module)
+    return module, function
 
 
 if __name__ == "__main__":

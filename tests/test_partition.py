@@ -321,3 +321,39 @@ def test_explain_report_with_cost_db_hits(tmp_path):
     second = json.loads((tmp_path / "e.json").read_text())["functions"][0]
     assert first["estimates"] > 0 and first["cost_db_hits"] == 0
     assert second["estimates"] == 0 and second["cost_db_hits"] == first["estimates"]
+
+
+def test_kernels_of_a_several_kernel_plan_pay_their_sequence_costs(tmp_path):
+    """Costs from a database whose measurements carry sequence costs: each kernel of the
+    plan pays its own, which the report gives apart, and enough of it makes a plan of
+    fewer kernels the cheaper one."""
+    import json
+    import sqlite3
+
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    db = tmp_path / "c.sqlite"
+
+    def report(**options) -> tuple[dict, str]:
+        CollagePartitionPass(
+            backends=("tvm", "test"), test_ops=("relu", "add", "mul"),
+            mock_costs="tvm:2,test:1", coalesce=False, cost_db=str(db),
+            explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
+            **options).apply(Context(), parse(DIAMOND))
+        (function,) = json.loads((tmp_path / "e.json").read_text())["functions"]
+        return function, (tmp_path / "e.txt").read_text()
+
+    before, _ = report()
+    assert len(before["kernels"]) == 4 and all(k["sequence"] == 0 for k in before["kernels"])
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE collage_costs SET sequence = 0.25")
+    same, table = report()
+    assert [k["ops"] for k in same["kernels"]] == [k["ops"] for k in before["kernels"]]
+    for k, was in zip(same["kernels"], before["kernels"]):
+        assert k["sequence"] == 0.25 and k["cost"] == pytest.approx(was["cost"] + 0.25)
+    assert same["total_cost"] == pytest.approx(before["total_cost"] + 4 * 0.25)
+    assert "; sequence cost +250 ms" in table and "(sequence costs +1 s)" in table
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE collage_costs SET sequence = 100")
+    fewer, _ = report()
+    assert len(fewer["kernels"]) == 3 and all(k["sequence"] == 100 for k in fewer["kernels"])

@@ -327,11 +327,13 @@ class MeasuredCostEstimator(CostEstimator):
         than the pass before, so a round's first call mostly comes right after a call of
         another kernel of the same backend, as a kernel's calls do in a run of several
         kernels, and its other calls right after its own, as a one-kernel plan's calls
-        do. The difference of the two medians is the kernel's
-        sequence cost (`Measurement.sequence`): called one after another, the kernels of
-        light ShuffleNet's 16-kernel ONNX Runtime plan took 25-50 us a call more than
-        each called repeatedly (`scripts/sequence_penalty.py`), with the L2 caches evicted
-        before every call either way."""
+        do. The difference of the two medians is the kernel's sequence cost
+        (`Measurement.sequence`): called one after another, the kernels of light
+        ShuffleNet's 16-kernel ONNX Runtime plan took 25-50 us a call more than each
+        called repeatedly (`scripts/sequence_penalty.py`), with the L2 caches evicted
+        before every call either way. It over-states what a plan pays, 2.4-3.1x on three
+        of five plans (`collage_xdsl.transitions`; likely because a pass over a batch
+        displaces more than a run of one plan does): an upper bound."""
         results: dict[int, Measurement] = {}
         timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):

@@ -16,9 +16,13 @@ right after the L2 caches were evicted (`collage_xdsl.evict`). A partitioned mod
 
 with ``cost_k`` the kernel's cost in a plan of several kernels: its cost plus its own
 sequence cost, measured with it (`collage_xdsl.estimators.Measurement.sequence`: what a
-call right after another kernel of its backend costs beyond a call right after its own,
-25-50 us a call on light ShuffleNet's kernels, nothing on light SqueezeNet's). A plan of
-one kernel doing all the work is that kernel's cost alone.
+call right after other kernels of its backend costs beyond a call right after its own).
+It over-states what a plan pays: on plans of 5-65 kernels of five models
+(`scripts/sequence_penalty.py --max-depth`) the database's sequence costs summed to
+2.4-3.1x the run's excess over its calls timed alone on three, 0.87x on one, and the
+fifth ran faster than its calls alone. So it is an upper bound that makes the search
+prefer fewer kernels; refinement times what it cannot see. A plan of one kernel doing
+all the work is that kernel's cost alone.
 
 Host ops (tuples) count as no backend: nothing is charged for tensors to or from them.
 :func:`calibrate` measures the figures in a worker process on chains of distinct kernels,

@@ -19,7 +19,24 @@ Runtime plan ran 6.87 ms, its calls alone after eviction 7.05 ms.
 
 It also prints what the cost database predicts: the plan's kernels' costs alone and
 their sequence costs (`collage_xdsl.estimators.Measurement.sequence`), to set against
-"run - alone after eviction".
+the run's excess over its calls alone. With `--max-depth N` the plan is made of
+candidates of at most N nodes, not even the BYOC backends' maximal regions, nothing
+merged: a plan of many kernels. Fresh databases (2e1401e), 6 rounds, 2026-11-23:
+
+| model (`--max-depth`) | calls | database: alone + sequence (ms) | run | run - calls alone |
+|---|---:|---:|---:|---:|
+| MLP (2) | 5 | 0.203 + 0.191 | 0.218 | +0.061 (back to back) |
+| MNIST CNN (2) | 6 | 0.226 + 0.185 | 0.318 | +0.078 (back to back) |
+| light ShuffleNet (4) | 65 | 8.23 + 4.40 | 9.73 | +1.83 (after eviction) |
+| light SqueezeNet (4) | 19 | 8.09 + 0.99 | 8.54 | -0.56 (after eviction) |
+| transformer encoder (4) | 21 | 5.61 + 1.18 | 7.50 | +1.36 (after eviction) |
+
+The sequence costs over-state the run's excess 2.4-3.1x on three plans and come near it
+on the transformer encoder's (0.87x). The MLP and the MNIST CNN fit in L2 and are timed
+back to back. A call right after one call of another kernel of the plan, its own data
+fresh from its call before, costs only 0.6-2 us more than repeated (65 calls of light
+ShuffleNet's plan: +0.04 to +0.14 ms in all, four rounds): what a run pays comes from passing through
+many other kernels, as a pass over a measurement batch does, with more kernels in it.
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ estimates: each backend's cheapest cover alone (`collage_xdsl.search.alone_total
 search's total with only that backend enabled) and the mixed total as a ratio of the
 cheapest of them. A kernel's cost in a plan of several kernels includes its sequence cost
 (`collage_xdsl.estimators.in_plan`), which the table and the JSON also give apart where
-it is not zero (measured costs only). `to_json` gives the JSON report (unknown or invalid costs are `null`,
-with `"unknown"` / `"invalid"` in `cost_status`), `format_table` the human table:
+it is not zero (measured costs only). `to_json` gives the JSON report (unknown or
+invalid costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`),
+`format_table` the human table:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
       estimated run 4.71 s: kernels 4.71 s, launches 0 s, crossings 0 s, base 0 s

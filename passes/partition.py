@@ -229,7 +229,7 @@ class CollagePartitionPass(CandidateOptions):
                         alone=alone_totals(graph, candidates, estimator,
                                            launch_penalty=self.launch_penalty,
                                            transitions=transitions),
-                        sequence_of=lambda k: sequence_cost(estimator, graph, k),
+                        sequence_of=lambda k: sequence_cost(estimator, k),
                     ))
                 partition(graph, kernels)
         finally:
@@ -249,12 +249,11 @@ def merged_costs(estimator: CostEstimator, graph: DataflowGraph, kernels: Sequen
     return [None if c.is_unknown else c.seconds for c in costs]
 
 
-def sequence_cost(estimator: CostEstimator, graph: DataflowGraph, kernel: Kernel) -> float:
-    """Of `kernel`'s cost in its plan (`kernel_cost`), the part that is its sequence
-    cost."""
+def sequence_cost(estimator: CostEstimator, kernel: Kernel) -> float:
+    """Of `kernel`'s cost in its plan (``Kernel.cost``, from `kernel_cost`), the part
+    that is its sequence cost."""
     alone = estimator.estimate(kernel_request(kernel.sub_graph, kernel.backend))
-    in_plan = kernel_cost(estimator, graph, kernel.sub_graph, kernel.backend)
-    return in_plan.seconds - alone.seconds if in_plan.is_known and alone.is_known else 0.0
+    return kernel.cost - alone.seconds if alone.is_known and kernel.cost is not None else 0.0
 
 
 def _distinct_estimates(candidates: Sequence[CandidateKernel]) -> int:

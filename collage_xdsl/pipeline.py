@@ -70,6 +70,9 @@ class PartitionOptions:
     launch_penalty: float = 0.0
     max_depth: int = 8
     """Max depth of TVM and BYOC candidates (`tvm-max-depth`, `byoc-max-depth`)."""
+    max_regions: bool = True
+    """Also the backends' maximal regions, at any depth (`byoc-max-regions`,
+    `tvm-max-regions`)."""
     refine_budget: float | str = 0.0
     """Wall seconds of measured end-to-end refinement after partitioning (`collage-refine`),
     or "auto" (from 30 s to 600 s, by the time a plan takes to load); 0 turns it off."""
@@ -137,6 +140,8 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
             launch_penalty=options.launch_penalty,
             tvm_max_depth=options.max_depth,
             byoc_max_depth=options.max_depth,
+            byoc_max_regions=options.max_regions,
+            tvm_max_regions=options.max_regions,
             explain=str(report_path),
             explain_table=str(table_path),
         ).apply(Context(), module)
@@ -145,6 +150,8 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
                 backends=options.backends,
                 tvm_max_depth=options.max_depth,
                 byoc_max_depth=options.max_depth,
+                byoc_max_regions=options.max_regions,
+                tvm_max_regions=options.max_regions,
                 budget=options.refine_budget,
                 scorer="mock" if options.estimator == "mock" else "measured",
                 mock_costs=options.mock_costs,

@@ -12,7 +12,9 @@ For every `func.func` with a body it prints a header and one line per candidate:
 
 (backend, rule path, the nodes inside by SSA name or `#index`, kind, composite label).
 Options: `backends` (registered names), `tvm-max-depth` (native backends), `byoc-max-depth`,
-`byoc-max-regions` (also offer each BYOC backend's maximal supported regions), and for
+`byoc-max-regions` (also offer each BYOC backend's maximal supported regions),
+`tvm-max-regions` (the same for native backends that fuse: the kernels MaxCoalesce would
+make of their fused candidates), and for
 the `test` backend `test-ops`, `test-fusion` (none, tvm, arbitrary), `test-patterns`
 (chains, quoted: `test-patterns="conv2d+add+relu"`). `generate_candidates` gives the same list in Python.
 """
@@ -42,6 +44,7 @@ class CandidateOptions(ModulePass, ABC):
     tvm_max_depth: int = 8
     byoc_max_depth: int = 8
     byoc_max_regions: bool = True
+    tvm_max_regions: bool = True
     max_candidates_per_node: int = MAX_CANDIDATES_PER_NODE
     test_ops: tuple[str, ...] = ()
     test_fusion: str = "arbitrary"
@@ -54,6 +57,7 @@ class CandidateOptions(ModulePass, ABC):
             native_max_depth=self.tvm_max_depth,
             byoc_max_depth=self.byoc_max_depth,
             byoc_max_regions=self.byoc_max_regions,
+            native_max_regions=self.tvm_max_regions,
             max_per_node=self.max_candidates_per_node,
             options={"test": {"ops": self.test_ops, "fusion": self.test_fusion,
                               "patterns": self.test_patterns}},

@@ -4,7 +4,7 @@
                            mock-costs="tvm:2,onnxruntime:1" explain="report.json"}'
 
 Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates` options:
-`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `test-ops`,
+`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `tvm-max-regions`, `test-ops`,
 `test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
 costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
 or `estimator=measured`: compiled through the backends' codegen and timed in worker
@@ -147,7 +147,7 @@ class CollagePartitionPass(CandidateOptions):
         if backend.byoc:
             depth = 0 if self.byoc_max_regions else self.byoc_max_depth
         else:
-            depth = self.tvm_max_depth
+            depth = 0 if self.tvm_max_regions else self.tvm_max_depth
         return SubGraphConfig(max_exits=0, allow_taps=True, max_depth=depth)
 
     def transition_costs(self, specs: Sequence[PartitionSpec], db: CostDatabase | None

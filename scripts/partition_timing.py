@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mock-costs", default="tvm:1,onnxruntime:1.2,openvino:1.1",
                         help="seconds per op per backend for the mock estimator")
     parser.add_argument("--no-max-regions", action="store_true",
-                        help="do not offer BYOC backends their maximal regions")
+                        help="do not offer the backends their maximal regions")
     args = parser.parse_args(argv)
     print(f"{'model':<20} {'nodes':>6} {'cands':>7} {'kernels':>7} {'funcs':>6} "
           f"{'search s':>9} {'partition s':>11} {'outline s':>9}")
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
             partition = CollagePartitionPass(
                 backends=tuple(args.backends.split(",")), estimator="mock",
                 mock_costs=args.mock_costs, byoc_max_regions=not args.no_max_regions,
+                tvm_max_regions=not args.no_max_regions,
                 tvm_max_depth=args.depth, byoc_max_depth=args.depth,
                 explain=report, explain_table=os.devnull,
             )

@@ -20,7 +20,7 @@ Runtime plan ran 6.87 ms, its calls alone after eviction 7.05 ms.
 It also prints what the cost database predicts: the plan's kernels' costs alone and
 their sequence costs (`collage_xdsl.estimators.Measurement.sequence`), to set against
 the run's excess over its calls alone. With `--max-depth N` the plan is made of
-candidates of at most N nodes, not even the BYOC backends' maximal regions, nothing
+candidates of at most N nodes, not even the backends' maximal regions, nothing
 merged: a plan of many kernels. Fresh databases (2e1401e), 6 rounds, 2026-11-23:
 
 | model (`--max-depth`) | calls | database: alone + sequence (ms) | run | run - calls alone |
@@ -62,7 +62,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--max-depth", type=int, default=None,
-                   help="candidate kernels of at most this depth only, not even the BYOC "
+                   help="candidate kernels of at most this depth only, not even the "
                    "backends' maximal regions, and nothing coalesced: a plan of many kernels")
     args = p.parse_args()
     model = load_model(args.model)
@@ -140,7 +140,8 @@ def pieces(module, cost_db: str, depth: int):
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         CollagePartitionPass(estimator="measured", cost_db=cost_db, tvm_max_depth=depth,
-                             byoc_max_depth=depth, byoc_max_regions=False, coalesce=False,
+                             byoc_max_depth=depth, byoc_max_regions=False, tvm_max_regions=False,
+                             coalesce=False,
                              explain=str(report), explain_table=str(Path(tmp) / "table")
                              ).apply(Context(), module)
         (function,) = json.loads(report.read_text())["functions"]

@@ -337,7 +337,7 @@ def test_kernels_of_a_several_kernel_plan_pay_their_sequence_costs(tmp_path):
     def report(**options) -> tuple[dict, str]:
         CollagePartitionPass(
             backends=("tvm", "test"), test_ops=("relu", "add", "mul"),
-            mock_costs="tvm:2,test:1", coalesce=False, cost_db=str(db),
+            mock_costs="tvm:2,test:1", coalesce=False, tvm_max_regions=False, cost_db=str(db),
             explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
             **options).apply(Context(), parse(DIAMOND))
         (function,) = json.loads((tmp_path / "e.json").read_text())["functions"]

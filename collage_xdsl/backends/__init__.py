@@ -90,6 +90,7 @@ def gather_specs(
     native_max_depth: int | None = None,
     byoc_max_depth: int | None = None,
     byoc_max_regions: bool = True,
+    native_max_regions: bool = True,
     max_per_node: int = MAX_CANDIDATES_PER_NODE,
     options: dict[str, dict[str, Any]] | None = None,
 ) -> list[PartitionSpec]:
@@ -100,5 +101,6 @@ def gather_specs(
     for name in names:
         backend = get_backend(name, **(options or {}).get(name, {}))
         depth = byoc_max_depth if backend.byoc else native_max_depth
-        specs.append(backend.partition_spec(depth, byoc_max_regions, max_per_node))
+        regions = byoc_max_regions if backend.byoc else native_max_regions
+        specs.append(backend.partition_spec(depth, regions, max_per_node))
     return [*specs, HOST_SPEC]

@@ -12,8 +12,11 @@ derived, never written by hand:
     arbitrary: Combine(seeds, [join anything, tuple args, tuple projections],
                        pruned to valid unions, which loses none: see CombinePartitionRule)
     rule   = Primitive(OnlyValid(<that>, max_exits=1, no taps, max_depth))
-    BYOC backends with max_regions: Union(rule, MaxCoalesce(supported singletons)) — the
-    maximal supported regions at any depth, as `partition_for_<backend>` would offload them.
+    with max_regions, BYOC backends and fusing native ones:
+           Union(rule, MaxCoalesce(supported singletons)) — the maximal supported regions
+           at any depth, as `partition_for_<backend>` would offload them, or as MaxCoalesce
+           merges a native backend's touching kernels after the search (so the search
+           prices that one merged kernel, not its parts with a launch each).
 
 Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
 
@@ -209,7 +212,7 @@ class Backend:
                 depth, config, max_per_node
             )
         rule: PartitionRule = OnlyValidPartitionRule("", combined, config)
-        if self.byoc and max_regions:
+        if max_regions and (self.byoc or self.fusion is not FusionStyle.NONE):
             regions = MaxCoalescePartitionRule("max", ops, REGION_CONFIG)
             rule = UnionPartitionRule("", (rule, regions))
         return PartitionSpec(self.name, PrimitivePartitionRule("", rule), self)

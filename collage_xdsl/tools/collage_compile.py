@@ -58,6 +58,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                    help="per-op base cost of each backend for --estimator mock")
     p.add_argument("--max-depth", type=int, default=8, metavar="N",
                    help="max depth of candidate kernels (default 8)")
+    p.add_argument("--no-max-regions", dest="max_regions", action="store_false",
+                   help="no candidates deeper than --max-depth: without each backend's "
+                        "maximal supported regions")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
     p.add_argument("--refine-budget", metavar="SECONDS|auto",
@@ -107,7 +110,8 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
     return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
                             cost_db=cost_db, mock_costs=args.mock_costs,
                             launch_penalty=args.launch_penalty, max_depth=args.max_depth,
-                            refine_budget=refine, alternatives=args.alternatives)
+                            max_regions=args.max_regions, refine_budget=refine,
+                            alternatives=args.alternatives)
 
 
 def kernel_summary(partitioned: Partitioned) -> str:

@@ -34,7 +34,8 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
 // TVM-NEXT: test add+relu+reduce_sum [%a, %r, %m] kind=comm_reduce label=-
 
 // The conv2d is only tvm's; the test backend's region covers what it supports.
-// ARB:      // candidates @main: 15
+// ARB:      // candidates @main: 16
+// ARB:      tvm max.region [%c, %a, %r, %m] kind=out_ewise_fusable label=-
 // ARB:      test add [%a] kind=broadcast label=-
 // ARB-NEXT: test relu [%r] kind=elemwise label=-
 // ARB-NEXT: test reduce_sum [%m] kind=comm_reduce label=-

@@ -1,8 +1,10 @@
 // RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm}' | filecheck %s
 // RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm tvm-max-depth=2}' | filecheck %s --check-prefix=DEPTH2
+// RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm tvm-max-depth=2 tvm-max-regions=false}' | filecheck %s --check-prefix=NOREGION
 
 // FuseOps rules: conv (out_ewise_fusable) takes the bias add and relu (broadcast) but not
-// the reduction; add and relu take the reduction (broadcast -> comm_reduce).
+// the reduction; add and relu take the reduction (broadcast -> comm_reduce). The maximal
+// region (any depth) is the kernel MaxCoalesce would make of them.
 
 func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
   %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
@@ -14,7 +16,7 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
   func.return %m : tensor<1x2x1x1xf32>
 }
 
-// CHECK:      // candidates @main: 9
+// CHECK:      // candidates @main: 10
 // CHECK-NEXT: tvm conv2d [%c] kind=out_ewise_fusable label=-
 // CHECK-NEXT: tvm add [%a] kind=broadcast label=-
 // CHECK-NEXT: tvm relu [%r] kind=elemwise label=-
@@ -24,6 +26,7 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
 // CHECK-NEXT: tvm relu+reduce_sum [%r, %m] kind=comm_reduce label=-
 // CHECK-NEXT: tvm conv2d+add+relu [%c, %a, %r] kind=out_ewise_fusable label=-
 // CHECK-NEXT: tvm add+relu+reduce_sum [%a, %r, %m] kind=comm_reduce label=-
+// CHECK-NEXT: tvm max.region [%c, %a, %r, %m] kind=out_ewise_fusable label=-
 // CHECK-NEXT: builtin.module
 
 // -----
@@ -49,6 +52,7 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 // Tuples: the concat's tuple joins its injective producers; the tuple alone goes to the host.
+// The maximal region stops at the tuple, which is the host's, not tvm's.
 
 func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
   %s:2 = collage.split %x {axis = 0 : i64, sizes = array<i64: 1, 1>} : (tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>)
@@ -59,18 +63,20 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
   func.return %c : tensor<4x2xf32>
 }
 
-// CHECK:      // candidates @main: 7
+// CHECK:      // candidates @main: 8
 // CHECK-NEXT: tvm split [%s] kind=injective label=-
 // CHECK-NEXT: tvm transpose [%a] kind=injective label=-
 // CHECK-NEXT: tvm reshape [%e] kind=injective label=-
 // CHECK-NEXT: tvm concat [%c] kind=injective label=-
 // CHECK-NEXT: tvm transpose+reshape+tuple+concat [%a, %e, %t, %c] kind=tuple label=-
 // CHECK-NEXT: tvm split+transpose+reshape+tuple+concat [%s, %a, %e, %t, %c] kind=tuple label=-
+// CHECK-NEXT: tvm max.region [%s, %a, %e] kind=injective label=-
 // CHECK-NEXT: host host.tuple [%t] kind=tuple label=-
 
 // -----
 
-// The depth limit applies to combined candidates.
+// The depth limit applies to combined candidates, not to the maximal region; a region
+// equal to a combined candidate is that candidate.
 
 func.func @chain(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %a = collage.relu %x : tensor<2x4xf32>
@@ -81,10 +87,26 @@ func.func @chain(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // CHECK:      // candidates @chain: 6
 // CHECK:      tvm relu+tanh+exp [%a, %b, %c] kind=elemwise label=-
-// DEPTH2:     // candidates @chain: 5
+// DEPTH2:     // candidates @chain: 6
 // DEPTH2-NEXT: tvm relu [%a] kind=elemwise label=-
 // DEPTH2-NEXT: tvm tanh [%b] kind=elemwise label=-
 // DEPTH2-NEXT: tvm exp [%c] kind=elemwise label=-
 // DEPTH2-NEXT: tvm relu+tanh [%a, %b] kind=elemwise label=-
 // DEPTH2-NEXT: tvm tanh+exp [%b, %c] kind=elemwise label=-
+// DEPTH2-NEXT: tvm max.region [%a, %b, %c] kind=elemwise label=-
 // DEPTH2-NEXT: builtin.module
+
+// -----
+
+// With tvm-max-regions=false only the combined candidates remain.
+
+func.func @pair(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = collage.relu %x : tensor<2x4xf32>
+  %b = collage.tanh %a : tensor<2x4xf32>
+  %c = collage.exp %b : tensor<2x4xf32>
+  func.return %c : tensor<2x4xf32>
+}
+
+// NOREGION:      // candidates @pair: 5
+// NOREGION-NOT:  max.region
+// NOREGION:      builtin.module

@@ -33,8 +33,8 @@ func.func @single(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A diamond: the test backend's max depth decides between one fused kernel and singletons.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false byoc-max-depth=3 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-FUSED
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false byoc-max-depth=1 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-SINGLE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false tvm-max-regions=false byoc-max-depth=3 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-FUSED
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false tvm-max-regions=false byoc-max-depth=1 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-SINGLE
 
 func.func @diamond(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -61,9 +61,9 @@ func.func @diamond(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A relu chain: the tvm and test max depths decide who fuses it; equal per-op costs.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-depth=4 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TVM
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-depth=1 byoc-max-depth=4 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TEST
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-depth=2 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-HALVES
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=4 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TVM
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=1 byoc-max-depth=4 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TEST
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=2 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-HALVES
 
 func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -92,8 +92,8 @@ func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Five ops fused on the pricier tvm beat five singletons on the cheaper, non-fusing test
 // backend (5 x 0.85 > 1 + 0.9 + 0.81 + 0.729 + 0.6561); at 0.8 per op the singletons win.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false mock-costs="tvm:1,test:0.85"}' | filecheck %s --check-prefix=FIVE-FUSED
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=FIVE-SINGLE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.85"}' | filecheck %s --check-prefix=FIVE-FUSED
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=FIVE-SINGLE
 
 func.func @five(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -179,8 +179,8 @@ func.func @residual(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MaxCoalesce: with one exit per candidate the fan-out can only be covered by three test
 // singletons; afterwards the touching kernels merge into one of two results, costed as one
 // kernel (2.71 = 1 + 0.9 + 0.81, less than the 3 its parts cost apart).
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=COALESCE
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false mock-costs="tvm:2,test:1" coalesce=false}' | filecheck %s --check-prefix=APART
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=COALESCE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1" coalesce=false}' | filecheck %s --check-prefix=APART
 
 func.func @fan_out(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = collage.relu %x : tensor<4xf32>
@@ -200,3 +200,30 @@ func.func @fan_out(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // APART-NEXT:    %a = collage.kernel "test"(%x) {label = "relu", cost = 1.000000e+00 : f64}
 // APART:         %b = collage.kernel "test"(%a)
 // APART:         %c = collage.kernel "test"(%a)
+
+// -----
+
+// tvm's maximal region: the search prices the one kernel MaxCoalesce would make of tvm's
+// kernels, not its parts with a launch each. With single-op tvm candidates and a launch
+// penalty of 0.5, four tvm kernels (4 x 1.5) lose to four test ones (4 x 1.3); the region
+// (1 + 0.9 + 0.81 + 0.729 = 3.439, plus one launch) beats both.
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-depth=1 launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=REGION
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-depth=1 tvm-max-regions=false launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=NO-REGION
+
+func.func @four(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = collage.relu %x : tensor<4xf32>
+  %b = collage.relu %a : tensor<4xf32>
+  %c = collage.relu %b : tensor<4xf32>
+  %d = collage.relu %c : tensor<4xf32>
+  func.return %d : tensor<4xf32>
+}
+
+// REGION-LABEL: func.func @four
+// REGION-NEXT:    %d = collage.kernel "tvm"(%x) {label = "relu", cost = 3.439000e+00 : f64}
+// REGION-COUNT-4:   collage.relu
+// REGION-NOT:     collage.kernel
+// REGION:         func.return %d
+
+// NO-REGION-LABEL: func.func @four
+// NO-REGION-COUNT-4: collage.kernel "test"({{%[a-z]}}) {label = "relu", cost = 8.000000e-01 : f64}
+// NO-REGION-NOT:     collage.kernel

@@ -286,6 +286,11 @@ class DataflowGraph:
     def __contains__(self, op_or_value: object) -> bool:
         return op_or_value in self._index
 
+    def does_all_work(self, inside: int) -> bool:
+        """Does a kernel of the nodes ``inside`` do all of the function's work (every node
+        that needs a kernel)? The runtime then calls it directly: it runs as it runs alone."""
+        return self.kernel_nodes & ~inside == 0
+
     def users_of(self, value: SSAValue) -> set[int]:
         """The nodes that use ``value`` (directly or inside their regions); -1 for the return."""
         users: set[int] = set()

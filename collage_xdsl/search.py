@@ -266,7 +266,7 @@ def kernel_cost(estimator: CostEstimator, graph: DataflowGraph, sub_graph, backe
     all of the graph's work (the plan's only kernel), else with its sequence cost
     (`collage_xdsl.estimators.in_plan`)."""
     m = estimator.measure(kernel_request(sub_graph, backend))
-    return in_plan(m, alone=graph.kernel_nodes & ~sub_graph.inside == 0)
+    return in_plan(m, alone=graph.does_all_work(sub_graph.inside))
 
 
 def search_candidates(

@@ -223,7 +223,7 @@ def plan_estimate(graph: DataflowGraph, kernels: Sequence, costs: TransitionCost
     producer is a kernel of another backend, and the run's base cost. One kernel doing
     all of the function's work is all there is to a run (the runtime calls it directly,
     `direct_kernel_call`): its cost alone."""
-    if len(kernels) == 1 and graph.kernel_nodes & ~kernels[0].inside == 0:
+    if len(kernels) == 1 and graph.does_all_work(kernels[0].inside):
         return PlanEstimate(kernels[0].cost if kernels[0].cost is not None else 0.0,
                             0.0, 0.0, 0.0)
     owner: dict[int, str] = {}

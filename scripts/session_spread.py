@@ -3,11 +3,14 @@
     python scripts/session_spread.py MODEL.onnx [--sessions 6] [--rounds 30]
 
 Creates `--sessions` ONNX Runtime sessions of the whole model (as `collage bench` runs
-ONNX Runtime alone), then OpenVINO on the file and `collage-assign{backend=tvm}` beside
-them, and times all of them in interleaved rounds (one call each, order rotated), with
-the process's thread policy. Prints each one's median in ms. In `benchmarks/run.py`,
-two equal sessions of light SqueezeNet ran 1.7x apart for a whole run; this is the
-smallest setting to look for that in.
+ONNX Runtime alone), then OpenVINO on the file, ONNX Runtime on our export of the whole
+model (`collage-assign{backend=onnxruntime fusion=whole}`, as Collage runs a plan of
+ONNX Runtime alone) and `collage-assign{backend=tvm}` beside them, and times all of them
+in interleaved rounds (one call each, in an order where each follows each other equally
+often: `collage_xdsl.sampling.balanced_order`), with the process's thread policy.
+Prints each one's median in ms. In `benchmarks/run.py`, two equal sessions of light
+SqueezeNet ran 1.7x apart for a whole run; this is the smallest setting to look for that
+in, and for a gap between the model's own session and our export's.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.pipeline import assign_module
 from collage_xdsl.runtime import Executable
+from collage_xdsl.sampling import balanced_order
 from collage_xdsl.tools.collage import load_model, random_inputs
 from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
 
@@ -36,18 +40,20 @@ def main() -> None:
     runs = {f"onnxruntime {i}": onnxruntime_session(args.model, model.input_names, policy)
             for i in range(args.sessions)}
     runs["openvino"] = openvino_model(args.model, policy)
+    runs["onnxruntime, ours"] = Executable(
+        assign_module(model.module, "onnxruntime", fusion="whole"), threads=policy).run
     runs["tvm"] = Executable(assign_module(model.module, "tvm"), threads=policy).run
     names = list(runs)
     for run in runs.values():
         run(inputs)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(args.rounds):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in balanced_order(names, r):
             t0 = time.perf_counter()
             runs[name](inputs)
             samples[name].append(time.perf_counter() - t0)
     for name, s in samples.items():
-        print(f"{name:<14} {statistics.median(s) * 1e3:8.3f} ms")
+        print(f"{name:<18} {statistics.median(s) * 1e3:8.3f} ms")
 
 
 if __name__ == "__main__":

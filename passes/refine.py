@@ -22,7 +22,7 @@ mutations; `budget` is the wall seconds of the whole pass (0, the default: the p
 nothing) or `auto`: each function's refinement gets a budget that grows with the time its
 start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may take
 what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
-`test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
+`tvm-max-regions`, `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
 `alternatives=N` (default 0) also keeps the N measured plans closest to the result, each
 within 15% of it (`collage_xdsl.refine.TIE`), as functions `@<name>.alt1`, ... after

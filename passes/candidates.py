@@ -14,9 +14,9 @@ For every `func.func` with a body it prints a header and one line per candidate:
 Options: `backends` (registered names), `tvm-max-depth` (native backends), `byoc-max-depth`,
 `byoc-max-regions` (also offer each BYOC backend's maximal supported regions),
 `tvm-max-regions` (the same for native backends that fuse: the kernels MaxCoalesce would
-make of their fused candidates), and for
-the `test` backend `test-ops`, `test-fusion` (none, tvm, arbitrary), `test-patterns`
-(chains, quoted: `test-patterns="conv2d+add+relu"`). `generate_candidates` gives the same list in Python.
+make of their fused candidates), and for the `test` backend `test-ops`, `test-fusion`
+(none, tvm, arbitrary), `test-patterns` (chains, quoted:
+`test-patterns="conv2d+add+relu"`). `generate_candidates` gives the same list in Python.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
                            mock-costs="tvm:2,onnxruntime:1" explain="report.json"}'
 
 Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates` options:
-`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `tvm-max-regions`, `test-ops`,
-`test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
+`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`, `tvm-max-regions`,
+`test-ops`, `test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
 costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
 or `estimator=measured`: compiled through the backends' codegen and timed in worker
 processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`:

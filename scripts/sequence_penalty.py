@@ -35,8 +35,9 @@ The sequence costs over-state the run's excess 2.4-3.1x on three plans and come 
 on the transformer encoder's (0.87x). The MLP and the MNIST CNN fit in L2 and are timed
 back to back. A call right after one call of another kernel of the plan, its own data
 fresh from its call before, costs only 0.6-2 us more than repeated (65 calls of light
-ShuffleNet's plan: +0.04 to +0.14 ms in all, four rounds): what a run pays comes from passing through
-many other kernels, as a pass over a measurement batch does, with more kernels in it.
+ShuffleNet's plan: +0.04 to +0.14 ms in all, four rounds): what a run pays comes from
+passing through many other kernels, as a pass over a measurement batch does, with more
+kernels in it.
 """
 
 from __future__ import annotations
@@ -140,8 +141,8 @@ def pieces(module, cost_db: str, depth: int):
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         CollagePartitionPass(estimator="measured", cost_db=cost_db, tvm_max_depth=depth,
-                             byoc_max_depth=depth, byoc_max_regions=False, tvm_max_regions=False,
-                             coalesce=False,
+                             byoc_max_depth=depth, byoc_max_regions=False,
+                             tvm_max_regions=False, coalesce=False,
                              explain=str(report), explain_table=str(Path(tmp) / "table")
                              ).apply(Context(), module)
         (function,) = json.loads(report.read_text())["functions"]

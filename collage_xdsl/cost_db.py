@@ -252,7 +252,8 @@ class CachedCostEstimator(CostEstimator):
     """Looks kernels up in a :class:`CostDatabase`; only misses reach ``inner``."""
 
     def __init__(
-        self, inner: CostEstimator, db: CostDatabase, version_of: Callable[[str], str]
+        self, inner: CostEstimator, db: CostDatabase,
+        version_of: Callable[[KernelRequest], str],
     ):
         super().__init__()
         self.inner = inner
@@ -260,7 +261,7 @@ class CachedCostEstimator(CostEstimator):
         self.version_of = version_of
 
     def _measure(self, request: KernelRequest) -> Measurement:
-        version = self.version_of(request.backend)
+        version = self.version_of(request)
         found = self.db.get(request.key, request.backend, version)
         if found is None:
             found = self.inner.measure(request)
@@ -270,7 +271,7 @@ class CachedCostEstimator(CostEstimator):
     def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
         """Look every kernel up first; the misses go to ``inner`` together, and each
         result is stored as soon as it comes back."""
-        keys = [(r.key, r.backend, self.version_of(r.backend)) for r in requests]
+        keys = [(r.key, r.backend, self.version_of(r)) for r in requests]
         found = [self.db.get(*k) for k in keys]
         fresh = self.inner.measure_many([r for r, f in zip(requests, found) if f is None])
         for key, f in zip(keys, found):

@@ -2,9 +2,10 @@
 
 An estimator is asked about a :class:`KernelRequest`: the backend, the kernel's
 structural key (equal for structurally equal sub-graphs anywhere in the model), how
-many of its nodes need a kernel, and a way to build the standalone kernel module.
-Every estimator memoises by ``(key, backend)``, so structurally equal candidates are
-costed once per estimator.
+many of its nodes need a kernel, a way to build the standalone kernel module, and
+whether it does all its function's work (``alone``: it is then a plan's only kernel, and
+is timed as one). Every estimator memoises by ``(key, backend, alone)``, so structurally
+equal candidates are costed once per estimator.
 
 * :class:`MockCostEstimator` -- deterministic, for tests and the ``mock`` pass option.
 * :class:`MeasuredCostEstimator` -- compiles through a backend hook, warms up, repeats
@@ -34,6 +35,9 @@ from collage_xdsl.subgraph import SubGraph
 
 MIN_SEQUENCE_SAMPLES = 3
 """Calls right after another kernel (and right after its own) a sequence cost needs."""
+ALONE_ROUND_S = 0.02
+"""A timing round of a kernel that does all the work lasts at least this long (with
+``alone_span_s``): mostly calls right after its own, as when it runs as the plan."""
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
 
@@ -53,6 +57,16 @@ class KernelRequest:
     """Bytes of the tensors the kernel holds and defines (`SubGraph.nbytes`): what keeping
     it compiled while others are timed costs, roughly. Only called for kernels to measure:
     a warm partition costs thousands of requests from the database."""
+    alone: bool = False
+    """The kernel does all its function's work (`DataflowGraph.does_all_work`): a plan's
+    only kernel, which the runtime calls again and again. Measured estimators time such
+    kernels as the plan runs (`MeasuredCostEstimator`'s ``alone_span_s``)."""
+
+    @property
+    def ident(self) -> tuple[str, str, bool]:
+        """What an estimator memoises by: structurally equal kernels on one backend, timed
+        the same way, cost the same."""
+        return self.key, self.backend, self.alone
 
 
 def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
@@ -63,6 +77,7 @@ def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
         count(sub_graph.inside & sub_graph.graph.kernel_nodes),
         sub_graph.extract,
         lambda: sub_graph.nbytes,
+        sub_graph.graph.does_all_work(sub_graph.inside),
     )
 
 
@@ -78,9 +93,9 @@ def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
     OpenVINO and 6.6 ms on ONNX Runtime, 28 s apart, and the search chose OpenVINO; in
     the benchmark's interleaved rounds the two plans ran 6.7 and 5.6 ms. Measured next to
     each other, a sub-graph's backends see much the same machine."""
-    groups: dict[str, list[KernelRequest]] = {}
+    groups: dict[tuple[str, bool], list[KernelRequest]] = {}
     for r in requests:
-        groups.setdefault(r.key, []).append(r)
+        groups.setdefault((r.key, r.alone), []).append(r)
     return [r for group in groups.values() for r in group]
 
 
@@ -88,17 +103,21 @@ def measurement_batches(requests: Sequence[KernelRequest], kernels: int, nbytes:
                         ) -> Iterator[list[KernelRequest]]:
     """Consecutive sub-graphs of `requests` (runs of one `key`, `measurement_order`) packed
     into batches of at most `kernels` requests and `nbytes` bytes (`KernelRequest.nbytes`);
-    a sub-graph over either limit is a batch of its own, never split.
+    a sub-graph over either limit is a batch of its own, never split. Kernels that do all
+    the work (`KernelRequest.alone`) are batched only with each other: timed in
+    alternation with the other backends' whole-model kernels alone, as the benchmark
+    and refinement compare plans.
 
     A batch is compiled and then timed in alternation (`MeasuredCostEstimator.measure_group`),
     so each kernel's samples spread over the time the whole batch takes, and the limits
     bound what it keeps compiled at once."""
     batch: list[KernelRequest] = []
     size = 0
-    for _, grouped in groupby(requests, key=lambda r: r.key):
+    for _, grouped in groupby(requests, key=lambda r: (r.key, r.alone)):
         group = list(grouped)
         group_size = sum(r.nbytes() for r in group)
-        if batch and (len(batch) + len(group) > kernels or size + group_size > nbytes):
+        if batch and (len(batch) + len(group) > kernels or size + group_size > nbytes
+                      or batch[0].alone != group[0].alone):
             yield batch
             batch, size = [], 0
         batch += group
@@ -126,10 +145,10 @@ class Measurement:
 
 
 class CostEstimator(ABC):
-    """Estimates candidate kernel costs, each distinct ``(key, backend)`` once."""
+    """Estimates candidate kernel costs, each distinct `KernelRequest.ident` once."""
 
     def __init__(self) -> None:
-        self._memo: dict[tuple[str, str], Measurement] = {}
+        self._memo: dict[tuple[str, str, bool], Measurement] = {}
 
     @abstractmethod
     def _measure(self, request: KernelRequest) -> Measurement:
@@ -141,10 +160,9 @@ class CostEstimator(ABC):
         return map(self._measure, requests)
 
     def measure(self, request: KernelRequest) -> Measurement:
-        memo_key = (request.key, request.backend)
-        found = self._memo.get(memo_key)
+        found = self._memo.get(request.ident)
         if found is None:
-            found = self._memo[memo_key] = self._measure(request)
+            found = self._memo[request.ident] = self._measure(request)
         return found
 
     def measure_many(self, requests: Iterable[KernelRequest]) -> Iterator[Measurement]:
@@ -152,19 +170,17 @@ class CostEstimator(ABC):
         the kernels not seen before go to `_measure_many` together, each once, grouped by
         sub-graph (`measurement_order`)."""
         requests = list(requests)
-        new: dict[tuple[str, str], KernelRequest] = {}
+        new: dict[tuple[str, str, bool], KernelRequest] = {}
         for r in requests:
-            memo_key = (r.key, r.backend)
-            if memo_key not in self._memo:
-                new.setdefault(memo_key, r)
+            if r.ident not in self._memo:
+                new.setdefault(r.ident, r)
         ordered = measurement_order(new.values())
         fresh = zip(ordered, self._measure_many(ordered))
         for r in requests:
-            memo_key = (r.key, r.backend)
-            while memo_key not in self._memo:
+            while r.ident not in self._memo:
                 done, m = next(fresh)
-                self._memo[(done.key, done.backend)] = m
-            yield self._memo[memo_key]
+                self._memo[done.ident] = m
+            yield self._memo[r.ident]
 
     def estimate(self, request: KernelRequest) -> Cost:
         return self.measure(request).cost
@@ -237,6 +253,13 @@ def measurement(evict: bool, min_span_s: float) -> str:
     return f"{how}; with sequence costs"
 
 
+def alone_measurement(alone_span_s: float) -> str:
+    """How kernels that do all the work (`KernelRequest.alone`) are measured besides
+    `measurement`: part of their costs' key in the cost database."""
+    return (f"alone: in alternation with other whole-model kernels only, for {alone_span_s:g} s, "
+            "calls right after its own")
+
+
 class MeasuredCostEstimator(CostEstimator):
     """Times compiled kernels.
 
@@ -248,6 +271,14 @@ class MeasuredCostEstimator(CostEstimator):
     (relative) and its samples span ``min_span_s`` of wall time, or when ``max_runs``
     samples or ``budget_s`` seconds of its own rounds are spent. The cost is the statistic;
     the spread is the interquartile range.
+
+    With ``alone_span_s`` > 0 a kernel that does all the work (`KernelRequest.alone`:
+    the plan when it is chosen) is timed as the plan runs: in rounds of at least
+    `ALONE_ROUND_S`, for ``alone_span_s`` of wall time (no ``max_runs``, no early stop),
+    its cost the statistic of the calls right after its own. Such kernels decide between
+    whole-model plans that differ by 10-30%, and one batch's median at 1 s did not: it
+    had the MLP's TVM kernel at 125 us against ONNX Runtime's 113 us, where the benchmark
+    ran them at 80 and 112 us.
 
     Kernels are measured in batches (`measurement_batches`: whole sub-graphs, at most
     ``batch_kernels`` kernels and ``batch_bytes`` bytes): a batch is compiled first and
@@ -272,6 +303,7 @@ class MeasuredCostEstimator(CostEstimator):
         tolerance: float = 0.02,
         percentile: float = 50.0,
         min_span_s: float = 0.0,
+        alone_span_s: float = 0.0,
         batch_kernels: int = 1,
         batch_bytes: int = 1 << 30,
         clock: Callable[[], float] = time.perf_counter,
@@ -284,10 +316,11 @@ class MeasuredCostEstimator(CostEstimator):
             raise CollageError(
                 f"measured estimator: need 1 <= round_runs ({round_runs}) <= max_runs ({max_runs})"
             )
-        if min_span_s < 0 or batch_kernels < 1 or batch_bytes < 0:
+        if min_span_s < 0 or alone_span_s < 0 or batch_kernels < 1 or batch_bytes < 0:
             raise CollageError(
-                f"measured estimator: need min_span_s ({min_span_s}) >= 0, batch_kernels "
-                f"({batch_kernels}) >= 1 and batch_bytes ({batch_bytes}) >= 0")
+                f"measured estimator: need min_span_s ({min_span_s}) >= 0, alone_span_s "
+                f"({alone_span_s}) >= 0, batch_kernels ({batch_kernels}) >= 1 and "
+                f"batch_bytes ({batch_bytes}) >= 0")
         self.compile = compile
         self.make_inputs = make_inputs
         self.warmup = warmup
@@ -297,6 +330,7 @@ class MeasuredCostEstimator(CostEstimator):
         self.tolerance = tolerance
         self.percentile = percentile
         self.min_span_s = min_span_s
+        self.alone_span_s = alone_span_s
         self.batch_kernels = batch_kernels
         self.batch_bytes = batch_bytes
         self.clock = clock
@@ -380,7 +414,8 @@ class MeasuredCostEstimator(CostEstimator):
         except Exception as e:
             return invalid_measurement(
                 f"{where}: run failed after 0 timed runs: {type(e).__name__}: {e}")
-        return _Timing(where, request.backend, kernel, inputs)
+        return _Timing(where, request.backend, kernel, inputs,
+                       alone=request.alone and self.alone_span_s > 0)
 
     def _round(self, t: _Timing, after: _After) -> Measurement | None:
         """Time one round of `t`'s kernel, its first call right after `after`; its
@@ -389,7 +424,8 @@ class MeasuredCostEstimator(CostEstimator):
         if t.first is None:
             t.first = started
         try:
-            for run in range(self.round_runs):
+            run = 0
+            while run < self.round_runs or t.alone and self.clock() - started < ALONE_ROUND_S:
                 if self.evict is not None:
                     self.evict()
                 t0 = self.clock()
@@ -400,18 +436,25 @@ class MeasuredCostEstimator(CostEstimator):
                     t.after_own.append(seconds)
                 elif after is _After.SAME_BACKEND:
                     t.after_other.append(seconds)
+                run += 1
         except Exception as e:
             return invalid_measurement(f"{t.where}: run failed after {len(t.samples)} timed "
                                        f"runs: {type(e).__name__}: {e}")
         ended = self.clock()
         t.spent += ended - started
-        stat = float(np.percentile(t.samples, self.percentile))
-        stable = (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
-                  and ended - t.first >= self.min_span_s)
-        if not (stable or len(t.samples) + self.round_runs > self.max_runs
-                or t.spent >= self.budget_s):
-            t.previous = stat
-            return None
+        if t.alone:
+            if ended - t.first < self.alone_span_s:
+                return None
+            timed = t.after_own if len(t.after_own) >= MIN_SEQUENCE_SAMPLES else t.samples
+            stat = float(np.percentile(timed, self.percentile))
+        else:
+            stat = float(np.percentile(t.samples, self.percentile))
+            stable = (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
+                      and ended - t.first >= self.min_span_s)
+            if not (stable or len(t.samples) + self.round_runs > self.max_runs
+                    or t.spent >= self.budget_s):
+                t.previous = stat
+                return None
         q25, q75 = np.percentile(t.samples, [25, 75])
         sequence = (float(np.median(t.after_other) - np.median(t.after_own))
                     if min(len(t.after_other), len(t.after_own)) >= MIN_SEQUENCE_SAMPLES
@@ -449,6 +492,8 @@ class _Timing:
     backend: str
     kernel: Callable[..., Any]
     inputs: list
+    alone: bool = False
+    """Timed as a plan's only kernel (`MeasuredCostEstimator`'s ``alone_span_s``)."""
     samples: list[float] = field(default_factory=list)
     after_own: list[float] = field(default_factory=list)
     """The samples of calls right after a call of the same kernel."""

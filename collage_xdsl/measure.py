@@ -10,7 +10,9 @@ Each new kernel (``KernelRequest.build()``) is printed and sent to a worker proc
 backends and the next sub-graphs (`measurement_batches`, `MeasureSettings`): the worker
 compiles them all, then times them in alternation (`MeasuredCostEstimator.measure_group`),
 so that the machine's changing speed does not decide which backend looks faster, and each
-kernel's samples spread over the batch's time. Large weights travel by reference
+kernel's samples spread over the batch's time. Kernels that do all the work (one per
+backend: the whole-model plans) are a batch of their own, timed for longer, as the plan
+runs (`MeasureSettings.alone_span_s`). Large weights travel by reference
 (``#collage.weight<"key">``): the worker reads them from the parent's on-disk WeightStore,
 whose root it is given (``WeightStore.put`` writes every weight to disk, also those the
 frontend creates in memory). The worker parses the module, compiles it through the compile
@@ -114,6 +116,9 @@ class MeasureSettings:
     min_span_s: float = 1.0
     """A kernel's samples span at least this much wall time before they count as stable
     (unless ``max_runs`` or ``budget_s`` stop it first)."""
+    alone_span_s: float = 4.0
+    """A kernel that does all the work (`KernelRequest.alone`) is timed over this much
+    wall time, in alternation with the other whole-model kernels only."""
     batch_kernels: int = 48
     batch_bytes: int = 1 << 30
     """A batch holds at most this many kernels, and bytes of their tensors, compiled at once."""
@@ -148,6 +153,7 @@ class _Job:
     key: str
     num_ops: int
     text: str
+    alone: bool
 
 
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
@@ -169,7 +175,8 @@ def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
     estimator = MeasuredCostEstimator(compile, **settings, evict=evict)
     for jobs in incoming(conn):
         requests = [KernelRequest(job.backend, job.key, job.num_ops,
-                                  lambda text=job.text: Parser(ctx, text).parse_module())
+                                  lambda text=job.text: Parser(ctx, text).parse_module(),
+                                  alone=job.alone)
                     for job in jobs]
         measurements = estimator.measure_group(requests, progress=lambda: conn.send(_ALIVE))
         while compiled:
@@ -356,4 +363,4 @@ def _job(request: KernelRequest) -> _Job | Measurement:
             f"kernel {request.key} on {request.backend}: could not build it: "
             f"{type(e).__name__}: {e}"
         )
-    return _Job(request.backend, request.key, request.num_ops, text)
+    return _Job(request.backend, request.key, request.num_ops, text, request.alone)

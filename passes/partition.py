@@ -50,8 +50,10 @@ from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.errors import CollageError
 from collage_xdsl.evict import needs_eviction
 from collage_xdsl.estimators import (
+    alone_measurement,
     measurement,
     CostEstimator,
+    KernelRequest,
     MockCostEstimator,
     kernel_request,
     parse_mock_costs,
@@ -107,8 +109,14 @@ def make_estimator(
         return inner, None
     db = CostDatabase(cost_db)
     how = measurement(evict, settings.min_span_s)
+    alone_how = alone_measurement(settings.alone_span_s)
     versions = {s.name: f"{s.backend.version}; {how}" for s in specs if s.backend is not None}
-    return CachedCostEstimator(inner, db, versions.__getitem__), db
+
+    def version_of(request: KernelRequest) -> str:
+        version = versions[request.backend]
+        return f"{version}; {alone_how}" if request.alone else version
+
+    return CachedCostEstimator(inner, db, version_of), db
 
 
 @dataclass(frozen=True)

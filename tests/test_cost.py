@@ -1,6 +1,7 @@
 """Cost algebra and order; mock and measured cost estimators."""
 
 import math
+from dataclasses import replace
 import time
 
 import numpy as np
@@ -22,6 +23,7 @@ from collage_xdsl.estimators import (
     invalid_measurement,
     kernel_request,
     measurement_batches,
+    measurement_order,
     parse_mock_costs,
     random_inputs,
 )
@@ -374,6 +376,65 @@ func.func @main(%x: {t}) -> {t} {{
     assert kernel_request(SubGraph(graph, 1 << a), "x").nbytes() == 2 * 128
     assert kernel_request(SubGraph(graph, 1 << b), "x").nbytes() == 128
     assert kernel_request(SubGraph(graph, 1 << a | 1 << b | 1 << c), "x").nbytes() == 4 * 128
+    # only the kernel of every op does all the work: a plan's only kernel
+    assert kernel_request(SubGraph(graph, 1 << a | 1 << b | 1 << c), "x").alone
+    assert not kernel_request(SubGraph(graph, 1 << a | 1 << b), "x").alone
+
+
+def _after_other_slow(clock: FakeClock):
+    """A compile hook whose kernels take 1 ms right after their own call and 10 ms
+    otherwise (after another kernel, or first)."""
+    last = [None]
+
+    def compile(module, backend):
+        def kernel(*inputs):
+            previous, last[0] = last[0], kernel
+            clock.now += 0.001 if previous is kernel else 0.010
+        return kernel
+
+    return compile
+
+
+def test_a_kernel_that_does_all_the_work_is_timed_as_the_plan_runs():
+    # two whole-model kernels in alternation, one call a round: every call follows the
+    # other kernel's and takes 10 ms. Timed alone, rounds last ALONE_ROUND_S and the
+    # cost is that of the calls right after its own (1 ms), over alone_span_s.
+    def whole(backend, alone):
+        return replace(_request(backend, 1, key="model", build=_empty_module), alone=alone)
+
+    clock = FakeClock()
+    est = _measured(_after_other_slow(clock), clock, warmup=0, round_runs=1, max_runs=8,
+                    budget_s=1e9, alone_span_s=2.0, batch_kernels=8)
+    slow = est.measure_many([whole("x", False), whole("y", False)])
+    assert [m.cost.seconds for m in slow] == [pytest.approx(0.010)] * 2
+    started = clock.now
+    fast = est.measure_many([whole("x", True), whole("y", True)])
+    assert [m.cost.seconds for m in fast] == [pytest.approx(0.001)] * 2
+    assert clock.now - started >= 2.0  # no max_runs, no early stop: the whole span
+    assert all(m.runs > 8 for m in fast)
+    # without alone_span_s a kernel that does all the work is timed like any other
+    clock = FakeClock()
+    plain = _measured(_after_other_slow(clock), clock, warmup=0, round_runs=1, max_runs=8,
+                      budget_s=1e9, batch_kernels=8)
+    assert [m.cost.seconds for m in plain.measure_many([whole("x", True), whole("y", True)])
+            ] == [pytest.approx(0.010)] * 2
+    with pytest.raises(CollageError, match="alone_span_s"):
+        _measured(_after_other_slow(clock), alone_span_s=-1.0)
+
+
+def test_kernels_that_do_all_the_work_are_batched_and_memoised_apart():
+    def req(key, backend, alone=False):
+        return KernelRequest(backend, key, 1, _empty_module, alone=alone)
+
+    requests = [req("a", "x"), req("m", "x", True), req("a", "y"), req("m", "y", True),
+                req("b", "x")]
+    batches = [[f"{r.key}{r.backend}" for r in b]
+               for b in measurement_batches(measurement_order(requests), 8, 1 << 30)]
+    assert batches == [["ax", "ay"], ["mx", "my"], ["bx"]]
+    # the same structure as part of a plan and as all of it: two costs
+    est = DriftingEstimator()
+    est.estimate_all([req("a", "x"), req("a", "x", True), req("a", "x")])
+    assert est.order == [("a", "x"), ("a", "x")]
 
 
 def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):

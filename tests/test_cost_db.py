@@ -197,7 +197,8 @@ def _model_requests() -> list[KernelRequest]:
 
 def test_second_run_measures_nothing(tmp_path):
     path = tmp_path / "costs.sqlite"
-    versions = {"tvm": "0.27", "ort": "1.31"}.__getitem__
+    versions = {"tvm": "0.27", "ort": "1.31"}
+    versions = lambda r, v=versions: v[r.backend]  # noqa: E731
     inner = CountingEstimator()
     with CostDatabase(path) as db:
         first = CachedCostEstimator(inner, db, versions).estimate_all(_model_requests())
@@ -212,7 +213,6 @@ def test_second_run_measures_nothing(tmp_path):
     # a new backend version is a different key: measured again
     inner3 = CountingEstimator()
     with CostDatabase(path) as db:
-        CachedCostEstimator(inner3, db, {"tvm": "0.28", "ort": "1.31"}.__getitem__).estimate_all(
-            _model_requests()
-        )
+        CachedCostEstimator(inner3, db, lambda r: {"tvm": "0.28", "ort": "1.31"}[r.backend]
+                            ).estimate_all(_model_requests())
     assert inner3.calls == 3

@@ -23,7 +23,13 @@ from collage_xdsl.backends import get_backend
 from collage_xdsl.codegen import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import KernelRequest, MockCostEstimator, measurement, random_inputs
+from collage_xdsl.estimators import (
+    KernelRequest,
+    MockCostEstimator,
+    alone_measurement,
+    measurement,
+    random_inputs,
+)
 from collage_xdsl.interpreter import run_module
 from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
 from collage_xdsl.passes import partition as partition_pass
@@ -32,7 +38,7 @@ from collage_xdsl.tensors import constant_op, tensor_type
 
 from ir_helpers import parse
 
-FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05)
+FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05, alone_span_s=0.05)
 ONE = replace(FAST, batch_kernels=1)
 """One sub-graph per batch: what one kernel's crash or hang does to the pool."""
 T = "tensor<4x8xf32>"
@@ -354,14 +360,18 @@ def test_compile_hook_must_reach_the_worker():
 
 def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
     # costs measured another way (before L2 eviction, over a shorter span of time, or
-    # without sequence costs) are not reused: they are measured again
+    # without sequence costs) are not reused: they are measured again; so are kernels
+    # that do all the work, timed as a plan's only kernel
     specs = CollagePartitionPass(backends=("tvm",)).specs()
     span = MeasureSettings().min_span_s
     for evict in (True, False):
         estimator, db = partition_pass.make_estimator(specs, "measured", "",
                                                       str(tmp_path / "c.db"), evict=evict)
-        assert estimator.version_of("tvm") == \
-            f"{get_backend('tvm').version}; {measurement(evict, span)}"
+        version = f"{get_backend('tvm').version}; {measurement(evict, span)}"
+        assert estimator.version_of(request("relu", "tvm")) == version
+        alone = replace(request("relu", "tvm"), alone=True)
+        assert estimator.version_of(alone) == \
+            f"{version}; {alone_measurement(MeasureSettings().alone_span_s)}"
         estimator.close()
         db.close()
     assert len({measurement(True, span), measurement(False, span), measurement(True, 0)}) == 3

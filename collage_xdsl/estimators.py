@@ -92,11 +92,15 @@ def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
     decided which backend looked faster: light ShuffleNet's whole model measured 3.4 ms on
     OpenVINO and 6.6 ms on ONNX Runtime, 28 s apart, and the search chose OpenVINO; in
     the benchmark's interleaved rounds the two plans ran 6.7 and 5.6 ms. Measured next to
-    each other, a sub-graph's backends see much the same machine."""
+    each other, a sub-graph's backends see much the same machine.
+
+    Kernels that do all the work (`KernelRequest.alone`) come last, all together, so
+    that they fill batches of their own (`measurement_batches`)."""
     groups: dict[tuple[str, bool], list[KernelRequest]] = {}
     for r in requests:
         groups.setdefault((r.key, r.alone), []).append(r)
-    return [r for group in groups.values() for r in group]
+    ordered = sorted(groups.items(), key=lambda item: item[0][1])  # stable: parts first
+    return [r for _, group in ordered for r in group]
 
 
 def measurement_batches(requests: Sequence[KernelRequest], kernels: int, nbytes: int
@@ -274,8 +278,9 @@ class MeasuredCostEstimator(CostEstimator):
 
     With ``alone_span_s`` > 0 a kernel that does all the work (`KernelRequest.alone`:
     the plan when it is chosen) is timed as the plan runs: in rounds of at least
-    `ALONE_ROUND_S`, for ``alone_span_s`` of wall time (no ``max_runs``, no early stop),
-    its cost the statistic of the calls right after its own. Such kernels decide between
+    `ALONE_ROUND_S`, until its samples span ``alone_span_s`` of wall time and its rounds
+    took ``budget_s`` (no ``max_runs``, no early stop), its cost the statistic of the
+    calls right after its own. Such kernels decide between
     whole-model plans that differ by 10-30%, and one batch's median at 1 s did not: it
     had the MLP's TVM kernel at 125 us against ONNX Runtime's 113 us, where the benchmark
     ran them at 80 and 112 us.
@@ -443,7 +448,7 @@ class MeasuredCostEstimator(CostEstimator):
         ended = self.clock()
         t.spent += ended - started
         if t.alone:
-            if ended - t.first < self.alone_span_s:
+            if ended - t.first < self.alone_span_s or t.spent < self.budget_s:
                 return None
             timed = t.after_own if len(t.after_own) >= MIN_SEQUENCE_SAMPLES else t.samples
             stat = float(np.percentile(timed, self.percentile))

@@ -404,7 +404,7 @@ def test_a_kernel_that_does_all_the_work_is_timed_as_the_plan_runs():
 
     clock = FakeClock()
     est = _measured(_after_other_slow(clock), clock, warmup=0, round_runs=1, max_runs=8,
-                    budget_s=1e9, alone_span_s=2.0, batch_kernels=8)
+                    budget_s=0.5, alone_span_s=2.0, batch_kernels=8)
     slow = est.measure_many([whole("x", False), whole("y", False)])
     assert [m.cost.seconds for m in slow] == [pytest.approx(0.010)] * 2
     started = clock.now
@@ -412,6 +412,11 @@ def test_a_kernel_that_does_all_the_work_is_timed_as_the_plan_runs():
     assert [m.cost.seconds for m in fast] == [pytest.approx(0.001)] * 2
     assert clock.now - started >= 2.0  # no max_runs, no early stop: the whole span
     assert all(m.runs > 8 for m in fast)
+    # and each kernel's own rounds take budget_s, however long that makes the span
+    started = clock.now
+    est.budget_s = 1.5
+    list(est.measure_many([whole("z", True), whole("w", True)]))
+    assert clock.now - started >= 2 * 1.5
     # without alone_span_s a kernel that does all the work is timed like any other
     clock = FakeClock()
     plain = _measured(_after_other_slow(clock), clock, warmup=0, round_runs=1, max_runs=8,
@@ -430,7 +435,7 @@ def test_kernels_that_do_all_the_work_are_batched_and_memoised_apart():
                 req("b", "x")]
     batches = [[f"{r.key}{r.backend}" for r in b]
                for b in measurement_batches(measurement_order(requests), 8, 1 << 30)]
-    assert batches == [["ax", "ay"], ["mx", "my"], ["bx"]]
+    assert batches == [["ax", "ay", "bx"], ["mx", "my"]]  # whole-model kernels last
     # the same structure as part of a plan and as all of it: two costs
     est = DriftingEstimator()
     est.estimate_all([req("a", "x"), req("a", "x", True), req("a", "x")])

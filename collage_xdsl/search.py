@@ -265,8 +265,8 @@ def kernel_cost(estimator: CostEstimator, graph: DataflowGraph, sub_graph, backe
     """``sub_graph`` on ``backend`` as a kernel of a plan of ``graph``: alone when it does
     all of the graph's work (the plan's only kernel), else with its sequence cost
     (`collage_xdsl.estimators.in_plan`)."""
-    m = estimator.measure(kernel_request(sub_graph, backend))
-    return in_plan(m, alone=graph.does_all_work(sub_graph.inside))
+    request = kernel_request(sub_graph, backend)
+    return in_plan(estimator.measure(request), alone=request.alone)
 
 
 def search_candidates(

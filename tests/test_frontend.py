@@ -272,6 +272,16 @@ def test_softmax_variants(opset, axis, expected_ops):
     assert ops(check_against_onnxruntime(model, X)) == expected_ops
 
 
+def test_softmax_before_opset_13_with_only_ones_after_the_axis_is_along_the_axis():
+    """SqueezeNet 1.0's Softmax (opset 8) over N x 1000 x 1 x 1: no Reshape pair."""
+    node = helper.make_node("Softmax", ["x"], ["y"], axis=1)
+    model = make([node], [f32("x", [2, 6, 1, 1])], [f32("y", [2, 6, 1, 1])], 11)
+    module = check_against_onnxruntime(model, X.reshape(2, 24, 1, 1)[:, :6].copy())
+    (softmax,) = [op for op in module.walk() if op.name == "collage.softmax"]
+    assert ops(module) == ["collage.softmax"]
+    assert softmax.attributes["axis"].value.data == -3
+
+
 @pytest.mark.parametrize("opset, bounds", [
     (9, {"min": -1.0, "max": 0.5}),
     (9, {"max": 0.5}),

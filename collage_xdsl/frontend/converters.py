@@ -343,12 +343,14 @@ def convert_reduce(ctx: NodeContext):
 
 @converter("Softmax")
 def convert_softmax(ctx: NodeContext):
-    """From opset 13 along one axis; before, over the input coerced to 2-D at `axis`."""
+    """From opset 13 along one axis; before, over the input coerced to 2-D at `axis`,
+    which is along `axis` when only 1s follow it (SqueezeNet's N x 1000 x 1 x 1)."""
     shape = ctx.shape(0)
     axis = _norm(ctx, ctx.attr("axis", -1 if ctx.opset >= 13 else 1), len(shape))
-    attrs = {"axis": IntegerAttr(-1 if ctx.opset < 13 else axis, i64)}
-    if ctx.opset >= 13 or axis == len(shape) - 1:
+    if ctx.opset >= 13 or all(d == 1 for d in shape[axis + 1:]):
+        attrs = {"axis": IntegerAttr(axis if ctx.opset >= 13 else axis - len(shape), i64)}
         return [ctx.emit(C.SoftmaxOp, ctx.value(0), attrs)]
+    attrs = {"axis": IntegerAttr(-1, i64)}
     flat = _reshape(ctx, ctx.value(0), [math.prod(shape[:axis]), math.prod(shape[axis:])])
     return [_reshape(ctx, ctx.emit(C.SoftmaxOp, flat, attrs), shape)]
 

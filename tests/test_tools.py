@@ -216,6 +216,19 @@ def test_check_reports_a_mismatch(tiny, capsys, monkeypatch):
     assert "nflag" not in err
 
 
+def test_check_when_onnxruntime_cannot_load_the_model(tiny, capsys):
+    """A model newer than this onnxruntime: our outputs print, the check fails clearly."""
+    model = onnx.load(tiny)
+    model.ir_version = 99
+    onnx.save(model, tiny)
+    assert collage.main(["run", str(tiny), "--check"]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("y: shape=[5, 3]")
+    _no_traceback(err)
+    assert f"{tiny}: --check: onnxruntime cannot run the model as the reference: " in err
+    assert "IR version" in err
+
+
 def test_compare():
     a = np.array([1.0, 2.0], np.float32)
     assert collage.compare("o", a, a + 1e-7, 1e-4, 1e-5) is None

@@ -154,8 +154,13 @@ def onnxruntime_outputs(path: Path, names: list[str], inputs: Sequence[np.ndarra
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only: no warnings about unused initializers
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return session.run(None, dict(zip(names, inputs)))
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return session.run(None, dict(zip(names, inputs)))
+    except Exception as e:  # onnxruntime's own errors (Fail, InvalidGraph, ...) share no base
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CollageError(f"{path}: --check: onnxruntime cannot run the model as the "
+                           f"reference: {reason}") from None
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:

@@ -75,10 +75,11 @@ worth of whole-model measurements per generation):
    fall back on one when the machine's state favours it (the transformer encoder with
    tvm and ONNX Runtime kept the search's 17 kernels, ONNX Runtime alone measured
    1.001x of them, and ran 6% slower than the greedy plan in the benchmark); then the
-   others; fastest first within each. When the result is faster than `FAST_S` (1 ms), a
-   seed is kept within `FAST_TIE` (60%) instead: the MLP's one ONNX Runtime kernel
-   measured fastest in refinement, the other backends alone 18% and 24% slower, and
-   minutes later, in the benchmark, it was the slowest of the three.
+   others; fastest first within each. The same `TIE` holds for plans faster than a
+   millisecond: a wider one for them (60%, kept while whole-model kernels were timed
+   apart from how the plan runs) let the runtime switch on noise: in two benchmark
+   runs the MNIST CNN's and the MLP's runtime, choosing between ONNX Runtime alone and
+   the other backends alone 17-53% slower, ran 1.005-1.10x of the search's plan alone.
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
@@ -130,14 +131,6 @@ TIE = 0.15
 """A plan other than the start plan measured at most this much slower than the result
 may be kept as an alternative: the swing between ONNX Runtime and OpenVINO seen when the
 machine changes state."""
-FAST_S = 1e-3
-"""A result faster than this is a fast plan: its libraries' fixed cost per call (waking
-threads, the Python binding) weighs as much as their kernels, and their order swings by
-more than `TIE` (the MLP's ONNX Runtime plan ran in 22 us and in 36 us minutes apart)."""
-FAST_TIE = 0.6
-"""For a fast plan, a seed measured at most this much slower than the result may be kept
-as an alternative: while it is slower, its probes cost the runtime at most
-`collage_xdsl.adaptive.EXPLORE` x 60% (1.8%) of the calls' time."""
 
 
 class RefineError(CollageError):
@@ -830,12 +823,9 @@ class _Search:
     def finish(self) -> Refinement:
         result = self.result
         seeds = {t.origin for t in result.trials if t.kind == "seed"}
-        latency = self.latest.get(result.plan.key)
-        seed_tie = FAST_TIE if latency is not None and latency < FAST_S else TIE
 
         def kept(key: frozenset, plan: Plan, ratio: float) -> bool:
-            tie = seed_tie if plan.origin in seeds else TIE
-            return key == result.start.key or ratio <= result.ratio * (1 + tie)
+            return key == result.start.key or ratio <= result.ratio * (1 + TIE)
 
         near = sorted((m for key, m in self.measured.items() if key != result.plan.key
                        and kept(key, *m)),

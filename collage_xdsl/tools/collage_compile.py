@@ -70,8 +70,7 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         f"never returns a slower one (default {DEFAULT_REFINE_BUDGET} with "
                         "--estimator measured, 0 with mock; 0 = off)")
     p.add_argument("--alternatives", type=int, default=2, metavar="N",
-                   help="near-tied plans refinement keeps, within 15%% of its result (a "
-                        "backend alone within 60%% when the result takes under 1 ms), for "
+                   help="near-tied plans refinement keeps, within 15%% of its result, for "
                         "the runtime to choose between by measured latency (default 2; "
                         "0 = off)")
     p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",

@@ -260,9 +260,8 @@ def _result(candidates, best, covered, expanded, started) -> SearchResult:
     return SearchResult(chosen, total, expanded, time.perf_counter() - started)
 
 
-def kernel_cost(estimator: CostEstimator, graph: DataflowGraph, sub_graph, backend: str
-                ) -> Cost:
-    """``sub_graph`` on ``backend`` as a kernel of a plan of ``graph``: alone when it does
+def kernel_cost(estimator: CostEstimator, sub_graph, backend: str) -> Cost:
+    """``sub_graph`` on ``backend`` as a kernel of a plan of its graph: alone when it does
     all of the graph's work (the plan's only kernel), else with its sequence cost
     (`collage_xdsl.estimators.in_plan`)."""
     request = kernel_request(sub_graph, backend)
@@ -285,7 +284,7 @@ def search_candidates(
     def cost_of(c) -> Cost:
         if is_host(c):
             return Cost.zero()
-        return kernel_cost(estimator, graph, c.sub_graph, c.spec.name)
+        return kernel_cost(estimator, c.sub_graph, c.spec.name)
 
     return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
                   is_host=is_host, describe=lambda c: c.describe(graph),

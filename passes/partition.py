@@ -203,7 +203,7 @@ class CollagePartitionPass(CandidateOptions):
         def cost_of(c: CandidateKernel) -> Cost:
             if c.spec.backend is None:
                 return Cost.zero()
-            return kernel_cost(estimator, graph, c.sub_graph, c.spec.name)
+            return kernel_cost(estimator, c.sub_graph, c.spec.name)
 
         reports: list[FunctionReport] = []
         try:
@@ -222,7 +222,7 @@ class CollagePartitionPass(CandidateOptions):
                            for c in result.chosen if c.spec.backend is not None]
                 if self.coalesce:
                     kernels = coalesce_costed(graph, kernels, valid,
-                                              lambda ks: merged_costs(estimator, graph, ks),
+                                              lambda ks: merged_costs(estimator, ks),
                                               transitions.kernel)
                 if self.explain is not None or self.explain_table is not None:
                     if db is not None:
@@ -248,12 +248,11 @@ class CollagePartitionPass(CandidateOptions):
             write_report(reports, self.explain, self.explain_table or sys.stderr)
 
 
-def merged_costs(estimator: CostEstimator, graph: DataflowGraph, kernels: Sequence[Kernel]
-                 ) -> list[float | None]:
-    """Costs of coalesced kernels in a plan of `graph` (`kernel_cost`), estimated together
-    (None when not known)."""
+def merged_costs(estimator: CostEstimator, kernels: Sequence[Kernel]) -> list[float | None]:
+    """Costs of coalesced kernels of one plan (`kernel_cost`), estimated together (None
+    when not known)."""
     estimator.estimate_all(kernel_request(k.sub_graph, k.backend) for k in kernels)
-    costs = [kernel_cost(estimator, graph, k.sub_graph, k.backend) for k in kernels]
+    costs = [kernel_cost(estimator, k.sub_graph, k.backend) for k in kernels]
     return [None if c.is_unknown else c.seconds for c in costs]
 
 

@@ -349,9 +349,9 @@ def test_kernels_pay_their_sequence_costs_unless_one_does_all_the_work():
     assert result.chosen == pairs and result.total.seconds == pytest.approx(3.04)
     result = search_candidates(graph, [whole, *pairs], SequencedEstimator(0.3))
     assert result.chosen == [whole] and result.total.seconds == pytest.approx(3.439)
-    assert kernel_cost(SequencedEstimator(0.3), graph, whole.sub_graph, "tvm").seconds \
+    assert kernel_cost(SequencedEstimator(0.3), whole.sub_graph, "tvm").seconds \
         == pytest.approx(3.439)
-    assert kernel_cost(SequencedEstimator(0.3), graph, pairs[1].sub_graph, "ort").seconds \
+    assert kernel_cost(SequencedEstimator(0.3), pairs[1].sub_graph, "ort").seconds \
         == pytest.approx(1.82)
 
 

@@ -27,11 +27,12 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.pipeline import assign_module
 from collage_xdsl.runtime import Executable
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.stats import median_ci
 from collage_xdsl.tools.collage import load_model
+from collage_xdsl.tools.collage_bench import measure
 
 SAMPLE_S = 0.05
+WARMUP = 20
 
 
 def main() -> int:
@@ -58,19 +59,11 @@ def main() -> int:
         plans, selector = [exe], exe.selector
     first = plans[0]
     inputs = random_arguments(first.main, 0, int_high=2)
-    runs = {"plain": lambda: first._run_plain(inputs), "selector": lambda: selector(inputs)}
+    runs = {"plain": first._run_plain, "selector": selector}
     if args.instances:
-        other = Executable(modules[0], adapt=False)
-        runs["other instance"] = lambda: other.run(inputs)
-    fastest = {name: min(take_sample(run, 20).steady for _ in range(3))
-               for name, run in runs.items()}
-    calls = {name: calls_per_sample(SAMPLE_S, s) for name, s in fastest.items()}
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    names = list(runs)
-    for r in range(args.rounds):
-        for name in balanced_order(names, r):
-            samples[name].append(take_sample(runs[name], calls[name]).steady)
-    for name in names:
+        runs["other instance"] = Executable(modules[0], adapt=False).run
+    samples = measure(runs, inputs, args.rounds, WARMUP, SAMPLE_S)
+    for name in runs:
         ratios = [s / p for s, p in zip(samples[name], samples["plain"])]
         ci = median_ci(ratios)
         print(f"{name:15s} {statistics.median(samples[name]) * 1e6:9.1f} us  "

@@ -3,7 +3,8 @@
     exe = Executable(module)                    # after collage-partition + collage-outline
     outputs = exe.run([x])
     outputs, profile = exe.run([x], profile=True)
-    print(profile.format())                     # per-kernel time, host time
+    print(profile.format())                     # per-kernel time, host time of this run
+    outputs, profile = exe.profile([x], runs=20)  # medians of 20 runs after a first call
 
 `@main` calls `func.func private @collage_<backend>_<label>` kernel functions (attribute
 `collage.kernel`, backend in `collage.backend`). Each kernel function is compiled once
@@ -108,11 +109,28 @@ class KernelTiming:
 
 @dataclass
 class Profile:
-    """Where the time of one run went: each kernel call, and host-side ops."""
+    """Where the time of a run went: each kernel call, and host-side ops. Of one run, or
+    (`Executable.profile`) the median of each over ``runs`` runs after a first call."""
 
     kernels: list[KernelTiming] = field(default_factory=list)
     host_seconds: float = 0.0
     total_seconds: float = 0.0
+    runs: int = 1
+    first_seconds: float | None = None
+    """The first call's run, when the times are of the runs after it."""
+
+    @staticmethod
+    def median(profiles: Sequence[Profile], first_seconds: float) -> Profile:
+        """Each kernel call's, the host ops' and the run's median time over the profiles
+        of runs of one plan."""
+        def mid(values) -> float:
+            return float(np.median(list(values)))
+
+        kernels = [KernelTiming(k.function, k.backend, mid(p.kernels[i].seconds
+                                                           for p in profiles))
+                   for i, k in enumerate(profiles[0].kernels)]
+        return Profile(kernels, mid(p.host_seconds for p in profiles),
+                       mid(p.total_seconds for p in profiles), len(profiles), first_seconds)
 
     def by_backend(self) -> dict[str, float]:
         totals: dict[str, float] = {}
@@ -123,7 +141,9 @@ class Profile:
     def format(self) -> str:
         """A table: one line per kernel call, then per-backend and host totals."""
         width = max([len(k.function) + 1 for k in self.kernels] + [24])
-        lines = [f"{'kernel':<{width}} {'backend':<12} {'ms':>9}"]
+        lines = [] if self.first_seconds is None else [
+            f"median of {self.runs} runs after a first call of {self.first_seconds * 1e3:.3f} ms"]
+        lines += [f"{'kernel':<{width}} {'backend':<12} {'ms':>9}"]
         lines += [f"{'@' + k.function:<{width}} {k.backend:<12} {k.seconds * 1e3:>9.3f}"
                   for k in self.kernels]
         totals = [*((f"total {b}", s) for b, s in self.by_backend().items()),
@@ -323,6 +343,21 @@ class Executable:
         if self.selector is not None:
             return self.selector(inputs)
         return self._run_plain(inputs)
+
+    def profile(self, inputs: Sequence[np.ndarray], runs: int = 20
+                ) -> tuple[list[np.ndarray], Profile]:
+        """The outputs of `@main` and its steady-state profile: a first call (compiling
+        lazily, filling caches), then ``runs`` profiled runs, each time their median."""
+        if runs < 1:
+            raise ExecutionError(f"a profile needs at least 1 run, not {runs}")
+        started = time.perf_counter()
+        outputs = self._run(inputs, None, None)
+        first = time.perf_counter() - started
+        profiles = []
+        for _ in range(runs):
+            profiles.append(Profile())
+            self._run(inputs, profiles[-1], None)
+        return outputs, Profile.median(profiles, first)
 
     def _run_steps(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """`@main`'s own plan, unprofiled, step by step."""

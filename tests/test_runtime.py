@@ -39,6 +39,8 @@ from collage_xdsl.pipeline import (
 from collage_xdsl.runtime import (
     ExecutionError,
     Executable,
+    KernelTiming,
+    Profile,
     cached_kernels,
     kernel_key,
     release_cached_kernels,
@@ -184,6 +186,30 @@ def test_kernel_key_ignores_names_and_cost():
     a, b, c = module.ops
     assert kernel_key(a) == kernel_key(b) != kernel_key(c)
 
+
+
+def test_a_profile_is_the_median_of_runs_after_a_first_call(example):
+    module, feeds, _, _ = example("transformer_encoder")
+    exe = Executable(assign_module(module, "tvm"))
+    once, single = exe.run(feeds, profile=True)
+    outputs, profile = exe.profile(feeds, runs=5)
+    assert [k.function for k in profile.kernels] == [k.function for k in single.kernels]
+    assert profile.runs == 5 and profile.first_seconds > 0
+    for got, want in zip(outputs, once):
+        np.testing.assert_array_equal(got, want)
+    assert profile.format().startswith("median of 5 runs after a first call of ")
+    with pytest.raises(CollageError, match="at least 1 run, not 0"):
+        exe.profile(feeds, runs=0)
+
+
+def test_profile_median_takes_each_call_and_the_run_apart():
+    runs = [Profile([KernelTiming("k", "tvm", s), KernelTiming("j", "tvm", 1.0)],
+                            host, total)
+            for s, host, total in ((3.0, 0.1, 9.0), (1.0, 0.3, 5.0), (2.0, 0.2, 7.0))]
+    mid = runtime.Profile.median(runs, first_seconds=20.0)
+    assert [(k.function, k.seconds) for k in mid.kernels] == [("k", 2.0), ("j", 1.0)]
+    assert (mid.host_seconds, mid.total_seconds, mid.runs, mid.first_seconds) == (
+        0.2, 7.0, 3, 20.0)
 
 def test_profile_times_every_kernel_call(example):
     module, feeds, _, _ = example("transformer_encoder")

@@ -190,15 +190,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     partitioned over --backends (runtime) and summarize its outputs."""
     from collage_xdsl.interpreter import run_module
 
-    if Path(args.model).is_dir() or args.backends:  # through the runtime
+    runtime = Path(args.model).is_dir() or bool(args.backends)
+    if args.profile and not runtime:
+        raise CollageError("--profile times kernels: run an artifact or give --backends")
+    if args.profile_runs < 1:
+        raise CollageError(f"--profile-runs: need at least 1 run, not {args.profile_runs}")
+    if runtime:
         from collage_xdsl.tools.collage_compile import load_for_runtime
 
         model, execute = load_for_runtime(args)
     else:
         model = load_model(args.model, args.input_shape)
         execute = partial(run_module, model.module)
-    if args.profile and not (Path(args.model).is_dir() or args.backends):
-        raise CollageError("--profile times kernels: run an artifact or give --backends")
     if args.check and model.onnx_path is None:
         raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an .onnx model")
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)

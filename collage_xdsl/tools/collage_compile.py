@@ -181,7 +181,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options `collage run` takes for the runtime (partitioning, profiling)."""
     add_partition_options(p, backends_default=None)
     p.add_argument("--profile", action="store_true",
-                   help="print each kernel's time (artifacts and --backends only)")
+                   help="print each kernel's time: the median of --profile-runs runs after "
+                        "a first call (artifacts and --backends only)")
+    p.add_argument("--profile-runs", type=int, default=20, metavar="N",
+                   help="runs a profile takes the median of (default 20)")
 
 
 def load_for_runtime(args: argparse.Namespace):
@@ -194,7 +197,7 @@ def load_for_runtime(args: argparse.Namespace):
     if not path.is_dir():
         model = load_model(path, args.input_shape)
         executable = Executable(partition_module(model.module, partition_options(args)).module)
-        return model, _executor(executable, args.profile)
+        return model, _executor(executable, args.profile and args.profile_runs)
     from collage_xdsl.artifact import backend_versions, load_artifact
 
     if args.backends:
@@ -211,14 +214,15 @@ def load_for_runtime(args: argparse.Namespace):
     if args.check and model.onnx_path is None:
         raise CollageError(f"{path}: --check needs the artifact's source model, which is "
                            "missing or changed")
-    return model, _executor(executable, args.profile)
+    return model, _executor(executable, args.profile and args.profile_runs)
 
 
-def _executor(executable, profile: bool) -> Callable[[Sequence[np.ndarray]], list]:
+def _executor(executable, profile_runs: int) -> Callable[[Sequence[np.ndarray]], list]:
+    """`execute(inputs) -> outputs`; with ``profile_runs``, also prints the profile."""
     def execute(inputs: Sequence[np.ndarray]) -> list:
-        if not profile:
+        if not profile_runs:
             return executable.run(inputs)
-        outputs, report = executable.run(inputs, profile=True)
+        outputs, report = executable.profile(inputs, runs=profile_runs)
         print(report.format(), end="")
         return outputs
 

@@ -244,6 +244,10 @@ def test_compare():
     (["run", "{dir}/bad.mlir"], "bad.mlir: perm [1, 1] is not a permutation of rank 2"),
     (["run", "{dir}/good.mlir", "--check"], "--check compares with onnxruntime"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/none.npz"], "none.npz: cannot read inputs"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/notes.txt"],
+     "notes.txt: cannot read inputs: not a NumPy .npz archive"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/one.npy"],
+     "one.npy: cannot read inputs: a single .npy array; inputs come in an .npz archive"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/wrong.npz"], "no array for input 'x'"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/shape.npz"], "expected float32[2, 3]"),
     (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
@@ -252,6 +256,7 @@ def test_run_errors(files, capsys, argv, message):
     d = files["good"].parent
     (d / "notes.txt").write_text("hello")
     np.savez(d / "wrong.npz", y=np.zeros((2, 3), np.float32))
+    np.save(d / "one.npy", np.zeros((2, 3), np.float32))
     np.savez(d / "shape.npz", x=np.zeros((3, 2), np.float32))
     assert collage.main([a.replace("{dir}", str(d)) for a in argv]) == 1
     err = capsys.readouterr().err

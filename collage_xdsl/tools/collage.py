@@ -117,9 +117,14 @@ def random_inputs(model: LoadedModel, seed: int) -> list[np.ndarray]:
 def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:
     """Inputs from an `.npz`, keyed by input name or positionally (`arr_0`, `arr_1`, ...)."""
     try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise CollageError(f"{path}: cannot read inputs: {e}") from None
+        data = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise CollageError(f"{path}: cannot read inputs: {e.strerror or e}") from None
+    except ValueError:  # numpy's guess: pickled data
+        raise CollageError(f"{path}: cannot read inputs: not a NumPy .npz archive") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise CollageError(f"{path}: cannot read inputs: a single .npy array; inputs come "
+                           "in an .npz archive (numpy.savez), keyed by input name")
     arrays = []
     for i, name in enumerate(model.input_names):
         key = name if name in data.files else f"arr_{i}"

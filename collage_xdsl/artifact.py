@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
+import zlib
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -135,9 +137,12 @@ def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], est
 
 def _restore_weights(path: Path, store: WeightStore) -> None:
     try:
-        with np.load(path / WEIGHTS) as data:
+        data = np.load(path / WEIGHTS, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ValueError("a single .npy array, not an .npz archive")
+        with data:
             arrays = {key: data[key] for key in data.files}
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as e:
         raise ArtifactError(f"{path / WEIGHTS}: cannot read the weights: {e}") from None
     for key, array in arrays.items():
         stored = array.reshape(-1)[:1] if is_splat(array) else array

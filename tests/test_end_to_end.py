@@ -74,6 +74,19 @@ def test_corrupt_or_foreign_artifacts_are_errors(models, tmp_path, capsys):
     status, _, err = collage(capsys, "run", art)
     assert status == 1 and f"weight {key} does not match its key" in err
 
+    archive = (art / WEIGHTS).read_bytes()
+    middle = len(archive) // 2
+    for broken, reason in ((archive[:middle], "File is not a zip file"),
+                           (archive[:middle] + bytes([archive[middle] ^ 0xFF])
+                            + archive[middle + 1:], "Bad CRC-32")):
+        (art / WEIGHTS).write_bytes(broken)
+        status, _, err = collage(capsys, "run", art)
+        assert status == 1 and f"{WEIGHTS}: cannot read the weights: {reason}" in err
+    with open(art / WEIGHTS, "wb") as f:
+        np.save(f, weights[key])
+    status, _, err = collage(capsys, "run", art)
+    assert status == 1 and "a single .npy array, not an .npz archive" in err
+
     (art / "manifest.json").write_text('{"format": "something-else"}')
     status, _, err = collage(capsys, "run", art)
     assert status == 1 and "not a collage artifact manifest" in err

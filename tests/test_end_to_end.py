@@ -192,6 +192,8 @@ def test_measured_compile_reuses_the_cost_database(models, tmp_path, capsys):
     (["explain", "{mlp}", "--estimator", "mock", "--cost-db", "x.sqlite"],
      "--cost-db keeps measured costs; it needs --estimator measured"),
     (["run", "{mlp}", "--profile"], "--profile times kernels"),
+    (["explain", "{mlp}", "--estimator", "mock", "--max-depth", "-3"],
+     "--max-depth must be >= 0 (0: unbounded), got -3"),
     (["run", "{mlp}", "--backends", "tvm", "--profile", "--profile-runs", "0"],
      "--profile-runs: need at least 1 run, not 0"),
     (["bench", "{mlp}", "--rounds", "0"], "--rounds must be at least 1"),

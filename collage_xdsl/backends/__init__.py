@@ -97,6 +97,9 @@ def gather_specs(
     """The specs of the backends `names` (depths override the declared ones), then the host's.
 
     `options[name]` are passed to that backend's factory."""
+    for option, depth in (("tvm-max-depth", native_max_depth), ("byoc-max-depth", byoc_max_depth)):
+        if depth is not None and depth < 0:
+            raise CollageError(f"{option} must be >= 0 (0: unbounded), got {depth}")
     specs = []
     for name in names:
         backend = get_backend(name, **(options or {}).get(name, {}))

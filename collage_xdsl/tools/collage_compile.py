@@ -57,7 +57,7 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--mock-costs", default="", metavar="B:SECONDS,...",
                    help="per-op base cost of each backend for --estimator mock")
     p.add_argument("--max-depth", type=int, default=8, metavar="N",
-                   help="max depth of candidate kernels (default 8)")
+                   help="max depth of candidate kernels (default 8; 0: unbounded)")
     p.add_argument("--no-max-regions", dest="max_regions", action="store_false",
                    help="no candidates deeper than --max-depth: without each backend's "
                         "maximal supported regions")
@@ -106,6 +106,8 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                                f"got {text}")
     if args.alternatives < 0:
         raise CollageError(f"--alternatives must be >= 0, got {args.alternatives}")
+    if args.max_depth < 0:
+        raise CollageError(f"--max-depth must be >= 0 (0: unbounded), got {args.max_depth}")
     return PartitionOptions(backends=parse_backends(args.backends), estimator=args.estimator,
                             cost_db=cost_db, mock_costs=args.mock_costs,
                             launch_penalty=args.launch_penalty, max_depth=args.max_depth,

@@ -2,6 +2,8 @@
 // RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu estimator=measured}' 2>&1 | filecheck %s --check-prefix=MEASURED
 // RUN: not collage-opt %s -p 'collage-partition{estimator=guess}' 2>&1 | filecheck %s --check-prefix=ESTIMATOR
 // RUN: not collage-opt %s -p 'collage-partition{backends=test test-ops=relu}' 2>&1 | filecheck %s --check-prefix=UNCOVERED
+// RUN: not collage-opt %s -p 'collage-partition{estimator=mock tvm-max-depth=-2}' 2>&1 | filecheck %s --check-prefix=DEPTH
+// RUN: not collage-opt %s -p 'collage-candidates{byoc-max-depth=-1}' 2>&1 | filecheck %s --check-prefix=BYOCDEPTH
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -13,6 +15,8 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MEASURED: error: {{.*}}errors.mlir: collage-partition: estimator=measured needs a codegen hook for backend 'test'
 // ESTIMATOR: error: {{.*}}errors.mlir: collage-partition: unknown estimator 'guess' (mock or measured)
 // UNCOVERED: error: {{.*}}no enabled backend supports collage.sigmoid
+// DEPTH: error: {{.*}}errors.mlir: tvm-max-depth must be >= 0 (0: unbounded), got -2
+// BYOCDEPTH: error: {{.*}}errors.mlir: byoc-max-depth must be >= 0 (0: unbounded), got -1
 
 // A function is partitioned once.
 // RUN: not collage-opt %s -p 'collage-fuse-ops,collage-partition{backends=tvm}' 2>&1 | filecheck %s --check-prefix=TWICE

@@ -197,6 +197,7 @@ def test_measured_compile_reuses_the_cost_database(models, tmp_path, capsys):
     (["run", "{mlp}", "--backends", "tvm", "--profile", "--profile-runs", "0"],
      "--profile-runs: need at least 1 run, not 0"),
     (["bench", "{mlp}", "--rounds", "0"], "--rounds must be at least 1"),
+    (["bench", "{mlp}", "--seed", "-5"], "--seed must be >= 0, got -5"),
     (["bench", "missing.onnx"], "missing.onnx: no such file"),
 ])
 def test_command_errors_are_one_line(models, capsys, args, message):

@@ -248,6 +248,14 @@ def test_compare():
      "notes.txt: cannot read inputs: not a NumPy .npz archive"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/one.npy"],
      "one.npy: cannot read inputs: a single .npy array; inputs come in an .npz archive"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/empty.npz"],
+     "empty.npz: cannot read inputs: not a NumPy .npz archive"),
+    (["run", "{dir}/good.mlir", "--inputs", "{dir}/objects.npz"],
+     "objects.npz: cannot read input 'x' (x): Object arrays cannot be loaded"),
+    (["run", "{dir}/good.mlir", "--seed", "-1"], "--seed must be >= 0, got -1"),
+    (["run", "{dir}/good.mlir", "--threads", "0"], "--threads must be between 1 and the"),
+    (["run", "{dir}/good.mlir", "--threads", "100000"], "--threads must be between 1 and the"),
+    (["run", "{dir}/good.mlir", "--atol", "nan"], "--atol must be a number >= 0, got nan"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/wrong.npz"], "no array for input 'x'"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/shape.npz"], "expected float32[2, 3]"),
     (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
@@ -257,6 +265,8 @@ def test_run_errors(files, capsys, argv, message):
     (d / "notes.txt").write_text("hello")
     np.savez(d / "wrong.npz", y=np.zeros((2, 3), np.float32))
     np.save(d / "one.npy", np.zeros((2, 3), np.float32))
+    (d / "empty.npz").write_bytes(b"")
+    np.savez(d / "objects.npz", x=np.array([{"a": 1}], dtype=object))
     np.savez(d / "shape.npz", x=np.zeros((3, 2), np.float32))
     assert collage.main([a.replace("{dir}", str(d)) for a in argv]) == 1
     err = capsys.readouterr().err

@@ -17,7 +17,10 @@ line per output; an artifact of `compile`, or a model given `--backends`, runs t
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+import zipfile
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -109,6 +112,15 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
 # ---------------------------------------------------------------------------
 
 
+def check_input_options(args: argparse.Namespace) -> None:
+    """`--seed`, `--rtol` and `--atol`, as `run` and `bench` take them."""
+    if args.seed < 0:
+        raise CollageError(f"--seed must be >= 0, got {args.seed}")
+    for option, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        if not 0 <= value < math.inf:
+            raise CollageError(f"{option} must be a number >= 0, got {value}")
+
+
 def random_inputs(model: LoadedModel, seed: int) -> list[np.ndarray]:
     """Seeded inputs: floats ~ N(0, 1); integers in range for Gather (else 0 or 1); random bools."""
     return random_arguments(model.main, seed, int_high=2)
@@ -120,19 +132,22 @@ def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:
         data = np.load(path, allow_pickle=False)
     except OSError as e:
         raise CollageError(f"{path}: cannot read inputs: {e.strerror or e}") from None
-    except ValueError:  # numpy's guess: pickled data
+    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy guessed pickle, or no data
         raise CollageError(f"{path}: cannot read inputs: not a NumPy .npz archive") from None
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise CollageError(f"{path}: cannot read inputs: a single .npy array; inputs come "
                            "in an .npz archive (numpy.savez), keyed by input name")
     arrays = []
-    for i, name in enumerate(model.input_names):
-        key = name if name in data.files else f"arr_{i}"
-        if key not in data.files:
-            raise CollageError(
-                f"{path}: no array for input '{name}' (has {', '.join(data.files) or 'none'})"
-            )
-        arrays.append(data[key])
+    with data:
+        for i, name in enumerate(model.input_names):
+            key = name if name in data.files else f"arr_{i}"
+            if key not in data.files:
+                raise CollageError(f"{path}: no array for input '{name}' "
+                                   f"(has {', '.join(data.files) or 'none'})")
+            try:
+                arrays.append(data[key])
+            except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+                raise CollageError(f"{path}: cannot read input '{name}' ({key}): {e}") from None
     return arrays
 
 
@@ -198,6 +213,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     runtime = Path(args.model).is_dir() or bool(args.backends)
     if args.profile and not runtime:
         raise CollageError("--profile times kernels: run an artifact or give --backends")
+    check_input_options(args)
+    cpus = os.cpu_count() or 1
+    if not 1 <= args.threads <= cpus:
+        raise CollageError(f"--threads must be between 1 and the {cpus} CPUs, got {args.threads}")
     if args.profile_runs < 1:
         raise CollageError(f"--profile-runs: need at least 1 run, not {args.profile_runs}")
     if runtime:

@@ -160,11 +160,13 @@ def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time Collage and each backend alone on one model, side by side."""
-    from collage_xdsl.tools.collage import load_inputs, load_model, random_inputs
+    from collage_xdsl.tools.collage import (check_input_options, load_inputs, load_model,
+                                            random_inputs)
 
     if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
                            "not negative")
+    check_input_options(args)
     policy = ThreadPolicy()
     model = load_model(args.model, args.input_shape)
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)

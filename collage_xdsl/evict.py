@@ -73,7 +73,7 @@ def footprint(module: ModuleOp) -> int:
     and every tensor an op defines (constants included), `func.call` results left out
     (their callee defines them)."""
     values = [a for f in module.walk() if isinstance(f, FuncOp) and not f.is_declaration
-              for a in f.body.block.args]
+              for block in f.body.blocks for a in block.args]
     values += [r for op in module.walk() if not isinstance(op, CallOp) for r in op.results]
     return sum(tensor_bytes(v.type) for v in values)
 

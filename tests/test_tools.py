@@ -59,6 +59,16 @@ def _tiny_model(path: Path) -> Path:
     return path
 
 
+TWO_BLOCKS_MLIR = """
+func.func @main(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
+  %0 = collage.relu %x : tensor<1x8xf32>
+  cf.br ^bb1
+^bb1:
+  func.return %0 : tensor<1x8xf32>
+}
+"""
+
+
 @pytest.fixture
 def tiny(tmp_path) -> Path:
     return _tiny_model(tmp_path / "tiny.onnx")
@@ -119,9 +129,14 @@ def test_opt_verify_diagnostics_exits_0(files, capsys):
     (["{dir}/good.mlir", "-p", "no-such-pass"], "Unrecognized passes: ['no-such-pass']"),
     (["{dir}/good.mlir", "-p", "collage-outline{"], "Error parsing pass pipeline"),
     (["{dir}/notes.txt"], "Unrecognized file extension 'txt'"),
+    (["{dir}/binary.mlir"], "binary.mlir: not a UTF-8 text module (byte 1 is 0xff)"),
+    (["{dir}/blocks.mlir", "-p", "collage-partition{estimator=mock}"],
+     "function @main has 2 blocks; a dataflow graph needs exactly one"),
 ])
 def test_opt_errors(files, capsys, argv, message):
     (files["good"].parent / "notes.txt").write_text("hello")
+    (files["good"].parent / "binary.mlir").write_bytes(b"\x08\xff\x01")
+    (files["good"].parent / "blocks.mlir").write_text(TWO_BLOCKS_MLIR)
     argv = [a.replace("{dir}", str(files["good"].parent)) for a in argv]
     assert collage_opt.main(argv) == 1
     err = capsys.readouterr().err
@@ -259,6 +274,8 @@ def test_compare():
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/wrong.npz"], "no array for input 'x'"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/shape.npz"], "expected float32[2, 3]"),
     (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
+    (["run", "{dir}/binary.mlir"], "binary.mlir: not a UTF-8 text module (byte 1 is 0xff)"),
+    (["run", "{dir}/blocks.mlir"], "blocks.mlir: @main has 2 blocks; collage runs functions"),
 ])
 def test_run_errors(files, capsys, argv, message):
     d = files["good"].parent
@@ -266,6 +283,8 @@ def test_run_errors(files, capsys, argv, message):
     np.savez(d / "wrong.npz", y=np.zeros((2, 3), np.float32))
     np.save(d / "one.npy", np.zeros((2, 3), np.float32))
     (d / "empty.npz").write_bytes(b"")
+    (d / "binary.mlir").write_bytes(b"\x08\xff\x01")
+    (d / "blocks.mlir").write_text(TWO_BLOCKS_MLIR)
     np.savez(d / "objects.npz", x=np.array([{"a": 1}], dtype=object))
     np.savez(d / "shape.npz", x=np.zeros((3, 2), np.float32))
     assert collage.main([a.replace("{dir}", str(d)) for a in argv]) == 1

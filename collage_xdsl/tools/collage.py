@@ -84,7 +84,12 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
         inputs = [i.name for i in graph.input if i.name not in initializers]
         outputs = [o.name for o in graph.output]
     elif path.suffix == ".mlir":
-        module = Parser(_context(), path.read_text(), str(path)).parse_module()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise CollageError(f"{path}: not a UTF-8 text module (byte {e.start} is "
+                               f"0x{e.object[e.start]:02x})") from None
+        module = Parser(_context(), text, str(path)).parse_module()
         inputs = outputs = None
     else:
         raise CollageError(f"{path}: expected an .onnx model or an .mlir module")
@@ -95,6 +100,9 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
     main = SymbolTable.lookup_symbol(module, "main")
     if not isinstance(main, FuncOp):
         raise CollageError(f"{path}: the module has no func.func @main")
+    if len(main.body.blocks) != 1:
+        raise CollageError(f"{path}: @main has {len(main.body.blocks)} blocks; collage runs "
+                           "functions of one block")
     args, n_out = main.body.block.args, len(main.function_type.outputs.data)
     if inputs is None or outputs is None:  # an .mlir module names only its arguments
         inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]

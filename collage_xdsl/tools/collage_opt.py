@@ -150,6 +150,10 @@ def main(args: Sequence[str] | None = None) -> int:
         return _error(str(e))
     except ParseError as e:
         return _error(str(e).rstrip())
+    except UnicodeDecodeError as e:
+        name = tool.get_input_name() if tool else "input"
+        return _error(f"{name}: not a UTF-8 text module (byte {e.start} is "
+                      f"0x{e.object[e.start]:02x}); an ONNX model needs -f onnx or .onnx")
     except (OSError, ValueError) as e:
         return _error(str(e))
     return 0

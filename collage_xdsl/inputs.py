@@ -46,14 +46,20 @@ def random_arguments(func: FuncOp, seed: int, int_high: int,
                 f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} is not a tensor"
             )
         shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
-        if dtype == np.bool_:
-            arrays.append(rng.random(shape) < 0.5)
-        elif np.issubdtype(dtype, np.integer):
-            bound = gather_bound(arg)
-            high = int_high if bound is None else bound
-            if cap_indices:
-                high = max(min(high, int_high), 1)
-            arrays.append(rng.integers(0, high, shape).astype(dtype))
-        else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
+        if any(d < 0 for d in shape):
+            raise CollageError(f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} "
+                               "has a dynamic dimension; give the module static shapes")
+        try:
+            if dtype == np.bool_:
+                arrays.append(rng.random(shape) < 0.5)
+            elif np.issubdtype(dtype, np.integer):
+                bound = gather_bound(arg)
+                high = int_high if bound is None else bound
+                if cap_indices:
+                    high = max(min(high, int_high), 1)
+                arrays.append(rng.integers(0, high, shape).astype(dtype))
+            else:
+                arrays.append(rng.standard_normal(shape).astype(dtype))
+        except MemoryError as e:
+            raise CollageError(f"@{func.sym_name.data} argument %{arg.name_hint}: {e}") from None
     return arrays

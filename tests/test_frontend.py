@@ -447,6 +447,13 @@ def test_symbolic_input_needs_input_shapes():
         import_onnx(model, input_shapes={"x": [4, 2]})
 
 
+def test_negative_input_dimension_is_an_error():
+    model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [-3, 8])], [f32("y", None)],
+                 13)
+    with pytest.raises(FrontendError, match=r"input 'x' has a negative dimension: \[-3, 8\]"):
+        import_onnx(model)
+
+
 def test_unresolvable_shape_names_the_node():
     nodes = [
         helper.make_node("Cast", ["s"], ["shape"], to=TensorProto.INT64),

@@ -276,6 +276,10 @@ def test_compare():
     (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
     (["run", "{dir}/binary.mlir"], "binary.mlir: not a UTF-8 text module (byte 1 is 0xff)"),
     (["run", "{dir}/blocks.mlir"], "blocks.mlir: @main has 2 blocks; collage runs functions"),
+    (["run", "{dir}/dynamic.mlir"],
+     "dynamic.mlir: @main argument %x: tensor<?x3xf32> has a dynamic dimension"),
+    (["run", "{dir}/huge.mlir"],
+     "@main argument %x: Unable to allocate"),
 ])
 def test_run_errors(files, capsys, argv, message):
     d = files["good"].parent
@@ -285,6 +289,8 @@ def test_run_errors(files, capsys, argv, message):
     (d / "empty.npz").write_bytes(b"")
     (d / "binary.mlir").write_bytes(b"\x08\xff\x01")
     (d / "blocks.mlir").write_text(TWO_BLOCKS_MLIR)
+    (d / "dynamic.mlir").write_text(GOOD_MLIR.replace("2x3", "?x3"))
+    (d / "huge.mlir").write_text(GOOD_MLIR.replace("2x3", "100000x100000x100000"))
     np.savez(d / "objects.npz", x=np.array([{"a": 1}], dtype=object))
     np.savez(d / "shape.npz", x=np.zeros((3, 2), np.float32))
     assert collage.main([a.replace("{dir}", str(d)) for a in argv]) == 1

@@ -273,6 +273,8 @@ class OnnxImporter:
                         f"(on the command line: --input-shape {info.name}:D1,D2,...)"
                     )
                 shape.append(d.dim_value)
+        if any(d < 0 for d in shape):
+            raise self.error(f"input '{info.name}' has a negative dimension: {shape}")
         return TensorType(self.element_type(dtype, f"input '{info.name}'"), shape)
 
     def infer_types(self, args, arg_types) -> dict[str, onnx.TypeProto]:

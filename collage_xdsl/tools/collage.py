@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
@@ -103,6 +103,10 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
     if len(main.body.blocks) != 1:
         raise CollageError(f"{path}: @main has {len(main.body.blocks)} blocks; collage runs "
                            "functions of one block")
+    for arg in main.body.block.args:
+        if isinstance(arg.type, TensorType) and any(d < 0 for d in arg.type.get_shape()):
+            raise CollageError(f"{path}: @main argument %{arg.name_hint or arg.index}: "
+                               f"{arg.type} has a dynamic dimension; collage needs static shapes")
     args, n_out = main.body.block.args, len(main.function_type.outputs.data)
     if inputs is None or outputs is None:  # an .mlir module names only its arguments
         inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]

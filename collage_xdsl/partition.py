@@ -11,6 +11,9 @@ Decisions:
   kernel or `func.return`) is one result of the kernel, in dataflow order.
 * **Composites are nested regions.** A labelled nested sub-graph (`SubGraph.nested`)
   becomes a `collage.composite "<label>"` region inside its kernel (recursively).
+* **Dead kernels are dropped.** A kernel none of whose values is read (a pure op whose
+  result nothing uses) has no results; it is erased rather than handed to a backend that
+  cannot build a kernel without outputs (ONNX Runtime) or run for nothing.
 * **Host nodes stay outside.** Arguments, constants and every node no kernel covers (e.g. a
   `collage.tuple` / `collage.get_item` the search left to the host) are not wrapped.
 * **MaxCoalesce** (`coalesce`): after the search, kernels of one backend that touch are
@@ -36,7 +39,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import ConstantLike, IsTerminator
+from xdsl.traits import ConstantLike, IsTerminator, Pure
 
 from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, YieldOp
 from collage_xdsl.errors import CollageError
@@ -154,10 +157,9 @@ def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
     return found
 
 
-def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]:
-    """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region.
-
-    Returns the kernel ops in the order of `kernels`."""
+def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
+    """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region (a dead
+    kernel of pure ops is erased)."""
     covered = 0
     for k in kernels:
         if k.inside & covered:
@@ -178,22 +180,21 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> list[KernelOp]
         for v in graph.nodes[i].op.operands  # type: ignore[union-attr]
         if isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
     }
-    built: dict[int, KernelOp] = {}
-    for n, (k, (ops, nested)) in sorted(
-        enumerate(plans), key=lambda e: -e[1][0].inside.bit_length()
-    ):
+    for k, (ops, nested) in sorted(plans, key=lambda e: -e[0].inside.bit_length()):
         label = kernel_label(graph, k)
         cost = k.cost
 
         def make(inputs, types, region, k=k, label=label, cost=cost) -> RegionOp:
             return KernelOp(k.backend, inputs, types, region, label, cost)
 
-        built[n] = _wrap(ops, nested, make)  # type: ignore[assignment]
+        kernel = _wrap(ops, nested, make)
+        if not kernel.results and all(op.has_trait(Pure) or isinstance(op, (CompositeOp, YieldOp))
+                                      for op in kernel.body.walk()):
+            Rewriter.erase_op(kernel)
     for c in constants:
         if not any(r.uses for r in c.results):
             Rewriter.erase_op(c)
     _topological_sort(graph.func.body.block)
-    return [built[n] for n in range(len(plans))]
 
 
 _Plan = tuple[list[Operation], list[tuple[str, "_Plan"]]]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +243,14 @@ def test_check_when_onnxruntime_cannot_load_the_model(tiny, capsys):
     _no_traceback(err)
     assert f"{tiny}: --check: onnxruntime cannot run the model as the reference: " in err
     assert "IR version" in err
+
+
+def test_summary_keeps_the_shape_of_scalars_and_strided_arrays():
+    assert collage.summary("s", np.float32(2.5)).startswith("s: shape=[] dtype=float32 min=2.5")
+    a = np.arange(6, dtype=np.int64).reshape(2, 3)
+    line = collage.summary("t", a.T)
+    assert line.startswith("t: shape=[3, 2] dtype=int64 min=0 max=5 mean=2.5")
+    assert line.endswith(f"crc32={zlib.crc32(np.ascontiguousarray(a.T).tobytes()):08x}")
 
 
 def test_compare():

@@ -170,7 +170,7 @@ def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:
 
 def summary(name: str, value: np.ndarray) -> str:
     """One line: name, shape, dtype, min/max/mean and a CRC-32 of the bytes."""
-    a = np.ascontiguousarray(value)
+    a = np.asarray(value)  # ascontiguousarray would make a scalar 1-d
     stats = "empty"
     if a.size:
         f = a.astype(np.float64)

@@ -120,6 +120,18 @@ def kernel_functions(module: ModuleOp) -> list[FuncOp]:
     return [f for f in funcs if "collage.kernel" in f.attributes and f.sym_name.data not in only]
 
 
+def kernel_calls(module: ModuleOp) -> list[FuncOp]:
+    """The kernel function of each kernel call the plans of `module` make (the functions
+    that are neither kernels nor alternative plans; a shared kernel once per call)."""
+    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    alternative = {ref.string_value() for f in funcs.values()
+                   for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
+    return [callee for f in funcs.values()
+            if "collage.kernel" not in f.attributes and f.sym_name.data not in alternative
+            for op in f.walk() if isinstance(op, CallOp)
+            and "collage.kernel" in (callee := funcs[op.callee.string_value()]).attributes]
+
+
 def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned:
     """A copy of `module` partitioned over `options.backends` and outlined."""
     from collage_xdsl.passes.outline import CollageOutlinePass

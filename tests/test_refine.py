@@ -885,3 +885,32 @@ def test_compile_summary_says_when_refinement_changed_the_plan():
     assert summary == ("0 kernels (), estimated 1 ms for the search's plan, refined @main to "
                        "0.84x of the search's plan, partitioned in 1.00 s")
     assert "refined" not in kernel_summary(Partitioned(module, report, "", 1.0, same))
+
+
+def test_compile_summary_counts_kernel_calls_and_shared_kernels():
+    from xdsl.parser import Parser
+
+    from collage_xdsl.dialects import ir_context
+    from collage_xdsl.pipeline import Partitioned
+    from collage_xdsl.tools.collage_compile import kernel_summary
+
+    module = Parser(ir_context(), """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %a = func.call @collage_tvm_relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %b = func.call @collage_tvm_relu(%a) : (tensor<4xf32>) -> tensor<4xf32>
+      %c = func.call @collage_openvino_sigmoid(%b) : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %c : tensor<4xf32>
+    }
+    func.func private @collage_tvm_relu(%x: tensor<4xf32>) -> tensor<4xf32>
+        attributes {collage.backend = "tvm", collage.kernel} {
+      %r = collage.relu %x : tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }
+    func.func private @collage_openvino_sigmoid(%x: tensor<4xf32>) -> tensor<4xf32>
+        attributes {collage.backend = "openvino", collage.kernel} {
+      %r = collage.sigmoid %x : tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }""").parse_module()
+    unknown = {"functions": [{"total_cost": None, "estimated_seconds": None}]}
+    assert kernel_summary(Partitioned(module, unknown, "", 1.0)) == (
+        "3 kernels (openvino 1, tvm 2), 2 distinct, estimated unknown, partitioned in 1.00 s")

@@ -32,6 +32,7 @@ from collage_xdsl.pipeline import (
     DEFAULT_REFINE_BUDGET,
     Partitioned,
     PartitionOptions,
+    kernel_calls,
     kernel_functions,
     parse_backends,
     partition_module,
@@ -116,13 +117,17 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
 
 
 def kernel_summary(partitioned: Partitioned) -> str:
-    """`N kernels (tvm 2, openvino 1), estimated 1.2 ms, partitioned in 0.4 s`, with
-    `, refined @main to 0.84x of the search's plan` when refinement changed the plan (the
-    estimate, the search's, then says `for the search's plan`) and `, 1 alternative
-    plan(s) of @main kept` when it kept near-tied plans."""
-    funcs = kernel_functions(partitioned.module)
-    per_backend = Counter(f.attributes["collage.backend"].data for f in funcs)
-    total = sum(r["estimated_seconds"] or 0.0 for r in partitioned.report["functions"])
+    """`N kernels (tvm 2, openvino 1), estimated 1.2 ms, partitioned in 0.4 s` (kernel
+    calls; `, M distinct` when calls share a kernel), with `, refined @main to 0.84x of the
+    search's plan` when refinement changed the plan (the estimate, the search's, then says
+    `for the search's plan`) and `, 1 alternative plan(s) of @main kept` when it kept
+    near-tied plans."""
+    calls = kernel_calls(partitioned.module)
+    per_backend = Counter(f.attributes["collage.backend"].data for f in calls)
+    distinct = len(kernel_functions(partitioned.module))
+    shared = f", {distinct} distinct" if distinct < len(calls) else ""
+    estimates = [r["estimated_seconds"] for r in partitioned.report["functions"]]
+    total = math.nan if None in estimates else sum(estimates)
     backends = ", ".join(f"{b} {n}" for b, n in sorted(per_backend.items()))
     refined = "".join(
         f", refined @{r['function']} to {r['ratio']:.2f}x of the search's plan"
@@ -131,12 +136,14 @@ def kernel_summary(partitioned: Partitioned) -> str:
         f", {len(r['alternatives'])} alternative plan(s) of @{r['function']} kept"
         for r in (partitioned.refinement or {}).get("functions", []) if r.get("alternatives"))
     whose = " for the search's plan" if refined else ""
-    return (f"{len(funcs)} kernels ({backends}), estimated {duration(total)}{whose}{refined}"
-            f"{kept}, partitioned in {partitioned.seconds:.2f} s")
+    return (f"{len(calls)} kernels ({backends}){shared}, estimated {duration(total)}{whose}"
+            f"{refined}{kept}, partitioned in {partitioned.seconds:.2f} s")
 
 
 def duration(seconds: float) -> str:
-    """`1.23 s`, `4.56 ms` or `7.89 us`."""
+    """`1.23 s`, `4.56 ms` or `7.89 us` (`unknown` for NaN)."""
+    if math.isnan(seconds):
+        return "unknown"
     for unit, scale in (("s", 1.0), ("ms", 1e-3)):
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"

@@ -6,9 +6,10 @@ fingerprint), storing cost, spread, runs, reason, a timestamp and the sequence c
 (`Measurement`); and the calibrated transition costs (`collage_xdsl.transitions`) per
 backend versions and thread policy. Many processes may write at once: WAL journal, a
 busy timeout and ``INSERT OR REPLACE`` in short ``BEGIN IMMEDIATE`` transactions. A file
-that is not ours (garbage, or SQLite with another schema or schema version) is reported
-as a :class:`CollageError` naming the file and the reason, and is never modified or
-deleted; a file of our schema version 1 is upgraded in place, its costs kept.
+that is not ours (garbage, not a regular file, or SQLite with other tables, columns or
+schema version) is reported as a :class:`CollageError` naming the file and the reason, and
+is never modified or deleted; so is a row or transition costs of ours that we cannot have
+written, when read. A file of our schema version 1 is upgraded in place, its costs kept.
 
 :class:`CachedCostEstimator` wraps any estimator with the database: a second run on the
 same model on the same host measures nothing.
@@ -29,6 +30,7 @@ from pathlib import Path
 from collage_xdsl.cost import Cost
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import CostEstimator, KernelRequest, Measurement
+from collage_xdsl.transitions import TransitionCosts
 
 SCHEMA_VERSION = 2
 """2 added ``sequence`` (`Measurement.sequence`); a version 1 file is upgraded in place."""
@@ -45,6 +47,29 @@ CREATE TABLE collage_costs (
 );
 """
 _TABLES = {"collage_meta", "collage_costs"}
+_COLUMNS = {
+    "collage_meta": {"key", "value"},
+    "collage_costs": {"kernel", "backend", "version", "host", "cost", "spread", "runs",
+                      "reason", "timestamp", "sequence"},
+    "collage_transitions": {"key", "host", "costs", "timestamp"},
+}
+"""The columns of each table (``collage_costs`` has no ``sequence`` in schema version 1)."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_ROW = {
+    "cost": ("a number >= 0 or NULL", lambda v: v is None or _number(v) and v >= 0),
+    "spread": ("a finite number >= 0", lambda v: _number(v) and 0 <= v < math.inf),
+    "runs": ("an integer >= 0", lambda v: isinstance(v, int) and v >= 0),
+    "reason": ("text", lambda v: isinstance(v, str)),
+    "sequence": ("a finite number", lambda v: _number(v) and math.isfinite(v)),
+}
+"""The fields `CostDatabase.get` reads: what `CostDatabase.put` writes in each, and a test
+of it (a cost is NULL for Unknown, SQLite's NaN, and +inf for Invalid; a sequence cost may
+be negative)."""
 
 
 def default_path() -> Path:
@@ -83,6 +108,8 @@ class CostDatabase:
         self.hits = 0
         self.misses = 0
         try:
+            if self.path.exists() and not self.path.is_file():  # /dev/null, a directory
+                raise self._error("not a regular file")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except (OSError, sqlite3.Error) as e:
@@ -121,7 +148,8 @@ class CostDatabase:
                     )
                 self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:  # SQLite rolls back itself on some errors
+                    self._conn.execute("ROLLBACK")
                 raise
             tables = self._tables()
         if not _TABLES <= tables:
@@ -129,17 +157,29 @@ class CostDatabase:
                 "it is a SQLite database of another application "
                 f"(tables: {', '.join(sorted(tables))})"
             )
+        self._check_columns({"collage_meta"})
         row = self._conn.execute(
             "SELECT value FROM collage_meta WHERE key = 'schema_version'"
         ).fetchone()
-        if row is not None and row[0] == "1":
-            self._upgrade_from_1()
-            row = (str(SCHEMA_VERSION),)
-        if row is None or row[0] != str(SCHEMA_VERSION):
-            found = "none" if row is None else row[0]
+        found = "none" if row is None else row[0]
+        if found not in ("1", str(SCHEMA_VERSION)):
             raise self._error(
                 f"schema version {found}, but this collage-xdsl uses {SCHEMA_VERSION}"
             )
+        self._check_columns(tables, frozenset({"sequence"} if found == "1" else ()))
+        if found == "1":
+            self._upgrade_from_1()
+
+    def _check_columns(self, tables: set[str], absent: frozenset[str] = frozenset()) -> None:
+        """A table of ours lacking one of its columns (but those ``absent`` in the file's
+        schema version) is someone else's."""
+        for table in sorted(tables & _COLUMNS.keys()):
+            have = {name for _, name, *_ in self._conn.execute(f"PRAGMA table_info({table})")}
+            missing = sorted(_COLUMNS[table] - absent - have)
+            if missing:
+                raise self._error(
+                    f"not a collage cost database (table {table} lacks column {missing[0]})"
+                )
 
     def _upgrade_from_1(self) -> None:
         """Add version 2's ``sequence`` column (0 for the costs already there, which were
@@ -155,7 +195,8 @@ class CostDatabase:
                                    "WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
             self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise
 
     def _use_wal(self) -> None:
@@ -181,15 +222,20 @@ class CostDatabase:
         return {name for (name,) in rows}
 
     def get(self, kernel: str, backend: str, version: str) -> Measurement | None:
-        """The stored measurement, or None; counts a hit or a miss."""
+        """The stored measurement, or None; counts a hit or a miss. A row `put` cannot
+        have written is a CollageError."""
         row = self._conn.execute(
-            "SELECT cost, spread, runs, reason, sequence FROM collage_costs "
+            f"SELECT {', '.join(_ROW)} FROM collage_costs "
             "WHERE kernel = ? AND backend = ? AND version = ? AND host = ?",
             (kernel, backend, version, self.host),
         ).fetchone()
         if row is None:
             self.misses += 1
             return None
+        for (field, (expected, ok)), value in zip(_ROW.items(), row):
+            if not ok(value):
+                raise self._error(f"corrupt row for kernel {kernel} on {backend}: "
+                                  f"{field} {value!r} is not {expected}")
         self.hits += 1
         cost, spread, runs, reason, sequence = row
         if cost is None:  # SQLite stores NaN as NULL
@@ -210,18 +256,25 @@ class CostDatabase:
              m.sequence),
         )
 
-    def get_transitions(self, key: str) -> dict | None:
-        """The transition costs calibrated under ``key`` on this host (JSON), or None."""
+    def get_transitions(self, key: str) -> TransitionCosts | None:
+        """The transition costs calibrated under ``key`` on this host, or None. Costs that
+        are not `TransitionCosts.to_json`'s are a CollageError."""
         if "collage_transitions" not in self._tables():
             return None
         row = self._conn.execute(
             "SELECT costs FROM collage_transitions WHERE key = ? AND host = ?",
             (key, self.host),
         ).fetchone()
-        return None if row is None else json.loads(row[0])
+        if row is None:
+            return None
+        try:
+            return TransitionCosts.from_json(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise self._error(f"corrupt transition costs ({type(e).__name__}: {e})") from None
 
     def put_transitions(self, key: str, costs: dict) -> None:
-        """Store calibrated transition costs (the table is created on first use)."""
+        """Store calibrated transition costs (`TransitionCosts.to_json`; the table is
+        created on first use)."""
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS collage_transitions (key TEXT NOT NULL, "
             "host TEXT NOT NULL, costs TEXT NOT NULL, timestamp REAL NOT NULL, "

@@ -113,11 +113,16 @@ class TransitionCosts:
 
     @staticmethod
     def from_json(data: dict) -> TransitionCosts:
+        """The inverse of `to_json`. Anything else raises ValueError (a figure that is not
+        a finite number >= 0: ``fixed`` may be infinite, as `parse_transitions` allows),
+        KeyError, TypeError or AttributeError."""
         if "fixed" in data:
-            return FixedCrossing(seconds=float(data["fixed"]))
+            return FixedCrossing(seconds=_seconds(data["fixed"], "fixed", finite=False))
         return TransitionCosts(
-            float(data["base"]), {k: float(v) for k, v in data["launch"].items()},
-            {(a, b): (float(f), float(p)) for a, b, f, p in data["crossing"]})
+            _seconds(data["base"], "base"),
+            {b: _seconds(s, f"launch {b}") for b, s in data["launch"].items()},
+            {(a, b): (_seconds(f, f"crossing {a}>{b}"), _seconds(p, f"crossing {a}>{b}/byte"))
+             for a, b, f, p in data["crossing"]})
 
     def describe(self) -> str:
         """One line: base, launch per backend, fixed crossing per pair (microseconds)."""
@@ -129,6 +134,14 @@ class TransitionCosts:
 
 
 NONE = TransitionCosts()
+
+
+def _seconds(value: object, what: str, finite: bool = True) -> float:
+    """``value`` (a JSON number >= 0, finite if ``finite``) as seconds, else ValueError."""
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0
+            or finite and value == math.inf):
+        raise ValueError(f"{what} {value!r} is not a {'finite ' * finite}number >= 0")
+    return float(value)
 
 
 def parse_transitions(text: str) -> str | TransitionCosts:
@@ -306,7 +319,7 @@ def transition_costs(backends: Sequence[str], versions: Mapping[str, str], polic
     if db is not None:
         found = db.get_transitions(key)
         if found is not None:
-            return TransitionCosts.from_json(found)
+            return found
     try:
         costs = calibrate(backends, policy)
     except CollageError as e:

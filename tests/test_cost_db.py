@@ -16,6 +16,7 @@ from collage_xdsl.cost_db import (
 )
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import KernelRequest, Measurement, MockCostEstimator
+from collage_xdsl.transitions import TransitionCosts
 
 
 def test_persists_across_instances(tmp_path):
@@ -177,6 +178,98 @@ def test_unopenable_path_is_reported(tmp_path):
     blocker.write_text("x")
     with pytest.raises(CollageError, match="cannot open"):
         CostDatabase(blocker / "costs.sqlite")
+
+
+@pytest.mark.parametrize("path", ["/dev/null", "."])
+def test_a_path_that_is_no_regular_file_is_reported(path):
+    with pytest.raises(CollageError, match=f"cost database {path}: not a regular file"):
+        CostDatabase(path)
+
+
+def _corrupted(path, sql: str, *params) -> bytes:
+    """Apply ``sql`` to the database at ``path`` as another program would; its bytes."""
+    conn = sqlite3.connect(path)
+    conn.execute(sql, params)
+    conn.commit()
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("cost = 'abc'", "cost 'abc' is not a number >= 0 or NULL"),
+    ("cost = -1.0", "cost -1.0 is not a number >= 0 or NULL"),
+    ("cost = -9e999", "cost -inf is not"),
+    ("spread = -1.0", "spread -1.0 is not a finite number >= 0"),
+    ("spread = 9e999", "spread inf is not a finite number >= 0"),
+    ("runs = 2.5", "runs 2.5 is not an integer >= 0"),
+    ("runs = -3", "runs -3 is not an integer >= 0"),
+    ("reason = x'00ff'", "reason b'\\x00\\xff' is not text"),
+    ("sequence = 'x'", "sequence 'x' is not a finite number"),
+    ("sequence = 9e999", "sequence inf is not a finite number"),
+])
+def test_a_corrupt_row_is_reported_and_kept(tmp_path, sql, reason):
+    path = tmp_path / "costs.sqlite"
+    with CostDatabase(path) as db:
+        db.put("k", "tvm", "1", Measurement(Cost(1e-3), 1e-5, 40, sequence=-2e-3))
+        assert db.get("k", "tvm", "1").sequence == -2e-3  # a sequence cost may be negative
+    before = _corrupted(path, f"UPDATE collage_costs SET {sql}")
+    with CostDatabase(path) as db, pytest.raises(CollageError) as err:
+        db.get("k", "tvm", "1")
+    assert f"cost database {path}: corrupt row for kernel k on tvm: {reason}" in str(err.value)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("costs, reason", [
+    ("not json", "JSONDecodeError: Expecting value"),
+    ('{"base": "abc", "launch": {}, "crossing": []}',
+     "ValueError: base 'abc' is not a finite number >= 0"),
+    ('{"base": NaN, "launch": {}, "crossing": []}', "ValueError: base nan is not"),
+    ('{"base": -1.0, "launch": {}, "crossing": []}', "ValueError: base -1.0 is not"),
+    ('{"base": 0, "launch": {"tvm": -1.0}, "crossing": []}', "ValueError: launch tvm -1.0 is not"),
+    ('{"base": 0, "launch": {}, "crossing": [["a", "b", Infinity, 0]]}',
+     "ValueError: crossing a>b inf is not a finite number"),
+    ('{"base": 1e-6}', "KeyError: 'launch'"),
+    ("[]", "TypeError"),
+    ('{"base": 0, "launch": {}, "crossing": 5}', "TypeError"),
+    ('{"base": 0, "launch": [], "crossing": []}', "AttributeError"),
+])
+def test_corrupt_transition_costs_are_reported_and_kept(tmp_path, costs, reason):
+    path = tmp_path / "costs.sqlite"
+    calibrated = TransitionCosts(1e-6, {"tvm": 2e-6}, {("tvm", "ort"): (3e-6, 1e-12)})
+    with CostDatabase(path) as db:
+        db.put_transitions("key", calibrated.to_json())
+        assert db.get_transitions("key") == calibrated
+    before = _corrupted(path, "UPDATE collage_transitions SET costs = ?", costs)
+    with CostDatabase(path) as db, pytest.raises(CollageError) as err:
+        db.get_transitions("key")
+    assert f"cost database {path}: corrupt transition costs ({reason}" in str(err.value)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("sql, reason", [
+    ("DROP TABLE collage_costs; CREATE TABLE collage_costs (a int)",
+     "table collage_costs lacks column backend"),
+    ("CREATE TABLE collage_transitions (a int)", "table collage_transitions lacks column costs"),
+    ("DROP TABLE collage_meta; CREATE TABLE collage_meta (a int)",
+     "table collage_meta lacks column key"),
+    ("ALTER TABLE collage_costs DROP COLUMN sequence", "table collage_costs lacks column sequence"),
+    ("UPDATE collage_meta SET value = '1'; ALTER TABLE collage_costs DROP COLUMN runs",
+     "table collage_costs lacks column runs"),  # reported before the upgrade to version 2
+])
+def test_tables_of_our_names_with_other_columns_are_reported_and_kept(tmp_path, sql, reason):
+    path = tmp_path / "costs.sqlite"
+    with CostDatabase(path) as db:
+        db.put("k", "tvm", "1", Measurement(Cost(1.0)))
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.executescript(sql)
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(CollageError) as err:
+        CostDatabase(path)
+    assert f"cost database {path}: not a collage cost database ({reason})" in str(err.value)
+    assert path.read_bytes() == before
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
 class CountingEstimator(MockCostEstimator):

@@ -15,6 +15,7 @@ equal candidates are costed once per estimator.
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
@@ -207,10 +208,10 @@ def parse_mock_costs(text: str) -> dict[str, float]:
             seconds = float(value) if sep and name else -1.0
         except ValueError:
             seconds = -1.0
-        if not seconds >= 0:  # also rejects nan
+        if not 0 <= seconds < math.inf:  # also rejects nan
             raise CollageError(
                 f"mock-costs: bad entry {entry!r}: expected BACKEND:SECONDS with "
-                "SECONDS a non-negative number"
+                "SECONDS a finite number >= 0"
             )
         if name in costs:
             raise CollageError(f"mock-costs: backend {name!r} given twice")

@@ -39,6 +39,7 @@ Pruning before the search, both safe because they never remove the last cheapest
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -100,8 +101,9 @@ def search(
         needs_kernel = graph.kernel_nodes if graph is not None else full
     if needs_kernel & ~full:
         raise CollageError(f"search: needs_kernel names nodes beyond the {size} nodes")
-    if not launch_penalty >= 0:
-        raise CollageError(f"search: launch penalty must be >= 0 seconds, not {launch_penalty}")
+    if not 0 <= launch_penalty < math.inf:
+        raise CollageError(f"search: launch penalty must be finite seconds >= 0, not "
+                           f"{launch_penalty}")
     penalty = Cost(launch_penalty)
     if transitions is not None and transitions.is_zero:
         transitions = None

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from collage_xdsl.backends import available_backends
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
 from collage_xdsl.cost import Cost
@@ -87,7 +88,13 @@ def make_estimator(
 
     settings = MeasureSettings(evict=evict)
     if estimator == "mock":
-        inner: CostEstimator = MockCostEstimator(parse_mock_costs(mock_costs))
+        costs = parse_mock_costs(mock_costs)
+        known = available_backends()
+        unknown = [name for name in costs if name not in known]
+        if unknown:
+            raise CollageError(f"mock-costs: unknown backend {unknown[0]!r} (available: "
+                               f"{', '.join(known)})")
+        inner: CostEstimator = MockCostEstimator(costs)
     elif estimator == "measured":
         from collage_xdsl.codegen import BACKENDS
 
@@ -129,10 +136,11 @@ class CollagePartitionPass(CandidateOptions):
 
     estimator: str = "mock"
     mock_costs: str = ""
-    launch_penalty: float = 0.0
+    launch_penalty: float | int = 0.0
+    """Seconds (`float | int`: the pipeline syntax reads `launch-penalty=1` as an int)."""
     cost_db: str | None = None
     measure_workers: int = 1
-    measure_timeout: float = 120.0
+    measure_timeout: float | int = 120.0
     coalesce: bool = True
     explain: str | None = None
     explain_table: str | None = None

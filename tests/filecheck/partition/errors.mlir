@@ -4,6 +4,10 @@
 // RUN: not collage-opt %s -p 'collage-partition{backends=test test-ops=relu}' 2>&1 | filecheck %s --check-prefix=UNCOVERED
 // RUN: not collage-opt %s -p 'collage-partition{estimator=mock tvm-max-depth=-2}' 2>&1 | filecheck %s --check-prefix=DEPTH
 // RUN: not collage-opt %s -p 'collage-candidates{byoc-max-depth=-1}' 2>&1 | filecheck %s --check-prefix=BYOCDEPTH
+// RUN: not collage-opt %s -p 'collage-partition{mock-costs="tvm:1,tvn:2"}' 2>&1 | filecheck %s --check-prefix=MOCKNAME
+// RUN: not collage-opt %s -p 'collage-partition{mock-costs="tvm:inf"}' 2>&1 | filecheck %s --check-prefix=MOCKINF
+// RUN: not collage-opt %s -p 'collage-partition{launch-penalty=-1}' 2>&1 | filecheck %s --check-prefix=PENALTY
+// RUN: collage-opt %s -p 'collage-partition{launch-penalty=1 measure-timeout=5}' | filecheck %s --check-prefix=INTS
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -17,6 +21,10 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // UNCOVERED: error: {{.*}}no enabled backend supports collage.sigmoid
 // DEPTH: error: {{.*}}errors.mlir: tvm-max-depth must be >= 0 (0: unbounded), got -2
 // BYOCDEPTH: error: {{.*}}errors.mlir: byoc-max-depth must be >= 0 (0: unbounded), got -1
+// MOCKNAME: error: {{.*}}errors.mlir: mock-costs: unknown backend 'tvn' (available: {{.*}}tvm)
+// MOCKINF: error: {{.*}}errors.mlir: mock-costs: bad entry 'tvm:inf': expected BACKEND:SECONDS with SECONDS a finite number >= 0
+// PENALTY: error: {{.*}}errors.mlir: search: launch penalty must be finite seconds >= 0, not -1
+// INTS: collage.kernel
 
 // A function is partitioned once.
 // RUN: not collage-opt %s -p 'collage-fuse-ops,collage-partition{backends=tvm}' 2>&1 | filecheck %s --check-prefix=TWICE

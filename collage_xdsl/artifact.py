@@ -8,8 +8,10 @@ An artifact is a directory:
                      the source model's path and SHA-256
     explain.json     the partition's explain report
 
-Loading restores the weights into the process's weight store (checking that each array
-still hashes to its key), so an artifact runs on a machine that never saw the model.
+Loading checks the manifest (every field of the right type, known backends, a name for
+each argument and result of @main) and verifies the module, then restores the weights
+into the process's weight store (checking that each array still hashes to its key), so
+an artifact runs on a machine that never saw the model.
 The artifact holds the partitioning, not machine code: loading does not measure
 anything, but the runtime compiles the kernels again (seconds, see `runtime`).
 """
@@ -18,16 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
-from xdsl.utils.exceptions import ParseError
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
@@ -152,8 +158,99 @@ def _restore_weights(path: Path, store: WeightStore) -> None:
         store.put(array)
 
 
+def _is_strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_kernel(value: object) -> bool:
+    return (isinstance(value, dict) and isinstance(value.get("function"), str)
+            and isinstance(value.get("backend"), str)
+            and (value.get("cost") is None or _is_number(value["cost"])))
+
+
+# Every manifest field but `format`: a check of its value and what the check wants.
+_FIELDS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "format_version": (lambda v: type(v) is int, "an integer"),
+    "collage_xdsl": (lambda v: isinstance(v, str), "a version string"),
+    "backends": (_is_strings, "a list of backend names"),
+    "backend_versions": (lambda v: isinstance(v, dict) and all(
+        isinstance(s, str) for s in v.values()), "an object of version strings"),
+    "estimator": (lambda v: isinstance(v, str), "a string"),
+    "estimated_cost": (_is_number, "a number"),
+    "kernels": (lambda v: isinstance(v, list) and all(map(_is_kernel, v)),
+                'a list of {"function": string, "backend": string, "cost": number or null}'),
+    "inputs": (_is_strings, "a list of names"),
+    "outputs": (_is_strings, "a list of names"),
+    "source": (lambda v: v is None or isinstance(v, dict) and isinstance(v.get("path"), str)
+               and isinstance(v.get("sha256"), str),
+               'null or {"path": string, "sha256": string}'),
+}
+
+
+def _check_manifest(manifest: object, where: Path) -> dict:
+    """`manifest` when it is one this collage reads, every field there with a value of
+    the right type and every backend known; else `ArtifactError("WHERE: field: reason")`."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ArtifactError(f"{where}: not a collage artifact manifest")
+    for field, (ok, what) in _FIELDS.items():
+        if field not in manifest:
+            raise ArtifactError(f"{where}: {field}: missing")
+        if not ok(manifest[field]):
+            raise ArtifactError(f"{where}: {field}: expected {what}, got "
+                                f"{reprlib.repr(manifest[field])}")
+    if manifest["format_version"] != FORMAT_VERSION:
+        raise ArtifactError(f"{where}: format_version: artifact format version "
+                            f"{manifest['format_version']!r}, this collage reads "
+                            f"{FORMAT_VERSION!r}")
+    from collage_xdsl.backends import available_backends
+
+    known = available_backends()
+    for name in manifest["backends"]:
+        if name not in known:
+            raise ArtifactError(f"{where}: backends: unknown backend {name!r} "
+                                f"(available: {', '.join(known)})")
+    for name in manifest["backend_versions"]:
+        if name not in manifest["backends"]:
+            raise ArtifactError(f"{where}: backend_versions: {name!r} is not one of the "
+                                "backends")
+    return manifest
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _check_module(manifest: dict, module: ModuleOp, path: Path) -> None:
+    """The module has a @main whose every argument and result the manifest names once,
+    and its kernel functions run on the manifest's backends."""
+    main = SymbolTable.lookup_symbol(module, "main")
+    if not isinstance(main, FuncOp) or main.is_declaration:
+        raise ArtifactError(f"{path / MODULE}: no function @main with a body")
+    signature = main.function_type
+    for field, values, what in (("inputs", signature.inputs, "argument"),
+                                ("outputs", signature.outputs, "result")):
+        names = manifest[field]
+        if len(names) != len(values):
+            raise ArtifactError(f"{path / MANIFEST}: {field}: {_count(len(names), 'name')}, "
+                                f"but @main has {_count(len(values), what)}")
+        if len(set(names)) != len(names):
+            raise ArtifactError(f"{path / MANIFEST}: {field}: a name repeats in {names}")
+    for func in (op for op in module.ops if isinstance(op, FuncOp)):
+        backend = func.attributes.get("collage.backend")
+        if isinstance(backend, StringAttr) and backend.data not in manifest["backends"]:
+            raise ArtifactError(f"{path / MODULE}: @{func.sym_name.data}: backend "
+                                f"{backend.data!r} is not one of the artifact's backends "
+                                f"({', '.join(manifest['backends'])})")
+
+
 def load_artifact(path: str | Path) -> Artifact:
-    """Read an artifact directory; its weights go into the process's weight store."""
+    """Read and check an artifact directory; its weights go into the process's weight
+    store. Anything missing, malformed or inconsistent is an `ArtifactError` naming the
+    file (and the manifest field)."""
     path = Path(path)
     if not path.is_dir():
         raise ArtifactError(f"{path}: no such artifact directory")
@@ -164,17 +261,19 @@ def load_artifact(path: str | Path) -> Artifact:
         manifest = json.loads((path / MANIFEST).read_text())
     except (OSError, ValueError) as e:
         raise ArtifactError(f"{path / MANIFEST}: cannot read the manifest: {e}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ArtifactError(f"{path / MANIFEST}: not a collage artifact manifest")
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise ArtifactError(f"{path / MANIFEST}: artifact format version "
-                            f"{manifest.get('format_version')}, this collage reads "
-                            f"{FORMAT_VERSION}")
+    manifest = _check_manifest(manifest, path / MANIFEST)
     _restore_weights(path, weight_store())
-    ctx = ir_context()
-    text = (path / MODULE).read_text()
     try:
-        module = Parser(ctx, text, str(path / MODULE)).parse_module()
-    except ParseError as e:
-        raise ArtifactError(f"{path / MODULE}: {str(e).strip()}") from None
+        text = (path / MODULE).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ArtifactError(f"{path / MODULE}: not a UTF-8 text module (byte {e.start} is "
+                            f"0x{e.object[e.start]:02x})") from None
+    try:
+        module = Parser(ir_context(), text, str(path / MODULE)).parse_module()
+        module.verify()
+    except ParseError as e:  # its message starts with the file's name
+        raise ArtifactError(str(e).strip()) from None
+    except DiagnosticException as e:
+        raise ArtifactError(f"{path / MODULE}: {e}") from None
+    _check_module(manifest, module, path)
     return Artifact(path, module, manifest)

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -1275,6 +1276,22 @@ class KernelOp(RegionOp):
             attrs["cost"] = FloatAttr(cost, f64)
         super().__init__(inputs, output_types, body, attrs)
 
+    def verify_(self) -> None:
+        """Also: not nested in a kernel (or a part or an outlined function of one), and a
+        cost, when given, is not negative."""
+        super().verify_()
+        parent = self.parent_op()
+        while parent is not None:
+            if isinstance(parent, RegionOp):
+                raise VerifyException(f"collage.kernel cannot be nested in a {parent.name}")
+            if isinstance(parent, FuncOp) and "collage.kernel" in parent.attributes:
+                raise VerifyException("collage.kernel cannot be nested in the kernel "
+                                      f"function @{parent.sym_name.data}")
+            parent = parent.parent_op()
+        if self.cost is not None and self.cost.value.data < 0:
+            raise VerifyException(f"cost {self.cost.value.data} is negative (seconds; NaN "
+                                  "= unknown, inf = invalid)")
+
 
 @irdl_op_definition
 class CompositeOp(RegionOp):
@@ -1294,6 +1311,16 @@ class CompositeOp(RegionOp):
     def __init__(self, label: str, inputs: Sequence[SSAValue],
                  output_types: Sequence[Attribute], body: Region):
         super().__init__(inputs, output_types, body, {"label": StringAttr(label)})
+
+    def verify_(self) -> None:
+        """Also: in a block that holds kernels (a partitioned function), a composite is
+        inside one of them, not beside them on no backend. (A composite directly in a
+        function is fine otherwise: kernel functions, extracted or outlined, hold them.)"""
+        super().verify_()
+        block = self.parent_block()
+        if block is not None and any(isinstance(op, KernelOp) for op in block.ops):
+            raise VerifyException("collage.composite must be inside a collage.kernel when "
+                                  "its function holds kernels")
 
 
 @irdl_op_definition

@@ -61,8 +61,11 @@ def _signature(kernel: KernelOp) -> tuple:
 
 
 def outline_kernels(module: ModuleOp) -> list[FuncOp]:
-    """Outline every `collage.kernel` in `module`; returns the new kernel functions."""
+    """Outline every `collage.kernel` in `module`; returns the new kernel functions.
+    A kernel that does not verify (one nested in another, say) raises VerifyException."""
     kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
+    for kernel in kernels:  # on an unverified module, before any rewrite
+        kernel.verify_()
     taken = {op.sym_name.data for op in module.ops if isinstance(op, FuncOp)}
     buckets: dict[tuple, list[tuple[KernelOp, str]]] = {}
     functions: list[FuncOp] = []

@@ -60,10 +60,15 @@ def _kernel(v: V) -> C.KernelOp:
 
 
 def _composite(v: V) -> C.CompositeOp:
+    """A composite inside its kernel (`_module` adds the kernel)."""
+    outer = Block(arg_types=[v["m"].type, v["n"].type])
     block = Block(arg_types=[v["m"].type, v["n"].type])
     mm = C.MatmulOp(block.args[0], block.args[1])
     block.add_ops([mm, C.YieldOp([mm.output])])
-    return C.CompositeOp("dense", [v["m"], v["n"]], [mm.output.type], Region(block))
+    composite = C.CompositeOp("dense", list(outer.args), [mm.output.type], Region(block))
+    outer.add_ops([composite, C.YieldOp(list(composite.outputs))])
+    C.KernelOp("onnxruntime", [v["m"], v["n"]], [mm.output.type], Region(outer))
+    return composite
 
 
 # op class: (builder, expected pattern kind, or None for the structural region ops)

@@ -447,6 +447,22 @@ def test_symbolic_input_needs_input_shapes():
         import_onnx(model, input_shapes={"x": [4, 2]})
 
 
+def test_a_value_defined_twice_is_an_error():
+    twice = [helper.make_node("Relu", ["x"], ["a"], name="r1"),
+             helper.make_node("Sigmoid", ["x"], ["a"], name="r2")]
+    with pytest.raises(FrontendError, match="node 'r2' \\(Sigmoid\\) defines 'a', which is "
+                                            "already defined"):
+        import_onnx(make(twice, [f32("x", [2])], [f32("a", [2])], 13))
+    over_input = [helper.make_node("Relu", ["x"], ["x"], name="r")]
+    with pytest.raises(FrontendError, match="node 'r' \\(Relu\\) defines 'x'"):
+        import_onnx(make(over_input, [f32("x", [2])], [f32("x", [2])], 13))
+
+
+def test_a_graph_without_outputs_is_an_error():
+    with pytest.raises(FrontendError, match="g: the graph has no outputs"):
+        import_onnx(make([], [f32("x", [2])], [], 13))
+
+
 def test_negative_input_dimension_is_an_error():
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [-3, 8])], [f32("y", None)],
                  13)

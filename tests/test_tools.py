@@ -145,6 +145,14 @@ def test_opt_errors(files, capsys, argv, message):
     assert message in err
 
 
+def test_opt_empty_onnx_file_is_not_a_model(tmp_path, capsys):
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    assert collage_opt.main([str(tmp_path / "empty.onnx")]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert "empty.onnx: not an ONNX model: it has no graph (the file is empty)" in err
+
+
 def test_opt_bad_onnx_names_file_and_node(tmp_path, capsys):
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(b"\x08\x01\x12\x00nonsense")

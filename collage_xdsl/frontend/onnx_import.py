@@ -190,6 +190,9 @@ class OnnxImporter:
 
     def run(self) -> ModuleOp:
         graph = self.model.graph
+        if not graph.output:
+            raise self.error("the graph has no outputs")
+        self.check_single_assignment()
         self.check_supported()
         initializers = {t.name: t for t in graph.initializer}
         for name, tensor in initializers.items():
@@ -228,6 +231,18 @@ class OnnxImporter:
                 nodes.append(node)
                 live.update(name for name in node.input if name)
         return nodes[::-1]
+
+    def check_single_assignment(self) -> None:
+        """Every value is defined once: a graph input or initializer (or both, as before
+        IR version 4), or one output of one node."""
+        graph = self.model.graph
+        defined = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+        for node in graph.node:
+            for name in filter(None, node.output):
+                if name in defined:
+                    raise self.error(f"node '{node.name or name}' ({node.op_type}) defines "
+                                     f"'{name}', which is already defined")
+                defined.add(name)
 
     def check_supported(self) -> None:
         """Every node that will not fold needs a converter; list all that have none."""

@@ -115,6 +115,9 @@ def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None 
         model = onnx.load_model_from_string(data)
     except Exception as e:  # protobuf decode errors have no common base class
         raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
+    if not model.HasField("graph"):
+        raise FrontendError(f"{name}: not an ONNX model: it has no graph"
+                            + (" (the file is empty)" if not data else ""))
     try:
         return import_onnx(model, input_shapes), model
     except FrontendError as e:  # its message names the graph and node; add the file

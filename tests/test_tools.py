@@ -222,6 +222,8 @@ def test_run_inputs_and_output_files(tiny, tmp_path, capsys):
         assert saved.files == ["y", "nflag"]
         np.testing.assert_array_equal(saved["y"], expected[0])
         np.testing.assert_array_equal(saved["nflag"], ~flag)
+    assert collage.main(["run", str(tiny), "--output", str(tmp_path / "outputs")]) == 0
+    assert np.load(tmp_path / "outputs").files == ["y", "nflag"]  # the name as given
     capsys.readouterr()
 
 
@@ -291,6 +293,9 @@ def test_compare():
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/wrong.npz"], "no array for input 'x'"),
     (["run", "{dir}/good.mlir", "--inputs", "{dir}/shape.npz"], "expected float32[2, 3]"),
     (["run", "{dir}/notes.txt"], "expected an .onnx model or an .mlir module"),
+    (["run", "{dir}/good.mlir", "--input-shape", "x:2,3"],
+     "good.mlir: --input-shape fixes an ONNX model's symbolic dimensions"),
+    (["run", "{dir}/good.mlir", "--output", "{dir}"], "cannot write it: Is a directory"),
     (["run", "{dir}/binary.mlir"], "binary.mlir: not a UTF-8 text module (byte 1 is 0xff)"),
     (["run", "{dir}/blocks.mlir"], "blocks.mlir: @main has 2 blocks; collage runs functions"),
     (["run", "{dir}/dynamic.mlir"],

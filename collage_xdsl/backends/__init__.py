@@ -100,6 +100,8 @@ def gather_specs(
     for option, depth in (("tvm-max-depth", native_max_depth), ("byoc-max-depth", byoc_max_depth)):
         if depth is not None and depth < 0:
             raise CollageError(f"{option} must be >= 0 (0: unbounded), got {depth}")
+    if max_per_node < 0:
+        raise CollageError(f"max-candidates-per-node must be >= 0 (0: no cap), got {max_per_node}")
     specs = []
     for name in names:
         backend = get_backend(name, **(options or {}).get(name, {}))

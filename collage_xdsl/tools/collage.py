@@ -84,6 +84,9 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
         inputs = [i.name for i in graph.input if i.name not in initializers]
         outputs = [o.name for o in graph.output]
     elif path.suffix == ".mlir":
+        if input_shapes:
+            raise CollageError(f"{path}: --input-shape fixes an ONNX model's symbolic "
+                               "dimensions; a module's shapes are its types")
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
@@ -245,7 +248,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     for name, value in zip(model.output_names, outputs):
         print(summary(name, value))
     if args.output:
-        np.savez(args.output, **dict(zip(model.output_names, outputs)))
+        try:
+            with open(args.output, "wb") as f:  # np.savez(path) would append .npz to it
+                np.savez(f, **dict(zip(model.output_names, outputs)))
+        except OSError as e:
+            raise CollageError(f"--output {args.output}: cannot write it: {e.strerror}") from None
     if args.check:
         reference = onnxruntime_outputs(model.onnx_path, model.input_names, inputs, args.threads)
         problems = [p for name, got, want in zip(model.output_names, outputs, reference)

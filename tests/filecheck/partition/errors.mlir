@@ -8,6 +8,7 @@
 // RUN: not collage-opt %s -p 'collage-partition{mock-costs="tvm:inf"}' 2>&1 | filecheck %s --check-prefix=MOCKINF
 // RUN: not collage-opt %s -p 'collage-partition{launch-penalty=-1}' 2>&1 | filecheck %s --check-prefix=PENALTY
 // RUN: collage-opt %s -p 'collage-partition{launch-penalty=1 measure-timeout=5}' | filecheck %s --check-prefix=INTS
+// RUN: not collage-opt %s -p 'collage-candidates{max-candidates-per-node=-1}' 2>&1 | filecheck %s --check-prefix=CAP
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -25,6 +26,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MOCKINF: error: {{.*}}errors.mlir: mock-costs: bad entry 'tvm:inf': expected BACKEND:SECONDS with SECONDS a finite number >= 0
 // PENALTY: error: {{.*}}errors.mlir: search: launch penalty must be finite seconds >= 0, not -1
 // INTS: collage.kernel
+// CAP: error: {{.*}}errors.mlir: max-candidates-per-node must be >= 0 (0: no cap), got -1
 
 // A function is partitioned once.
 // RUN: not collage-opt %s -p 'collage-fuse-ops,collage-partition{backends=tvm}' 2>&1 | filecheck %s --check-prefix=TWICE

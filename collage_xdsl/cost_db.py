@@ -164,7 +164,7 @@ class CostDatabase:
         found = "none" if row is None else row[0]
         if found not in ("1", str(SCHEMA_VERSION)):
             raise self._error(
-                f"schema version {found}, but this collage-xdsl uses {SCHEMA_VERSION}"
+                f"schema version {found!r}, but this collage-xdsl uses '{SCHEMA_VERSION}'"
             )
         self._check_columns(tables, frozenset({"sequence"} if found == "1" else ()))
         if found == "1":

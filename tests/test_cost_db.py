@@ -147,7 +147,7 @@ def test_other_schema_version_is_reported(tmp_path):
     conn.execute("UPDATE collage_meta SET value = '99' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(CollageError, match="schema version 99, but .* uses 2"):
+    with pytest.raises(CollageError, match="schema version '99', but .* uses '2'"):
         CostDatabase(path)
 
 

@@ -443,7 +443,8 @@ def test_symbolic_input_needs_input_shapes():
     assert str(module.body.block.first_op.function_type) == (
         "(tensor<4x3xf32>) -> tensor<4x3xf32>"
     )
-    with pytest.raises(FrontendError, match=r"input_shapes gives \[4, 2\]"):
+    with pytest.raises(FrontendError, match=r"input_shapes gives \[4, 2\], the model declares "
+                                            r"\['N', 3\]"):
         import_onnx(model, input_shapes={"x": [4, 2]})
 
 

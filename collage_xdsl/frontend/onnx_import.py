@@ -269,13 +269,13 @@ class OnnxImporter:
         dtype = _onnx_dtype(t.tensor_type.elem_type)
         if info.name in self.input_shapes:
             shape = [int(d) for d in self.input_shapes[info.name]]
-            known = [d.dim_value if d.HasField("dim_value") else None
-                     for d in t.tensor_type.shape.dim]
+            dims = t.tensor_type.shape.dim
+            known = [d.dim_value if d.HasField("dim_value") else None for d in dims]
             if len(known) != len(shape) or any(k not in (None, s) for k, s in zip(known, shape)):
-                raise self.error(
-                    f"input '{info.name}': input_shapes gives {shape}, the model declares "
-                    f"{['?' if k is None else k for k in known]}"
-                )
+                declared = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?"
+                            for d in dims]
+                raise self.error(f"input '{info.name}': input_shapes gives {shape}, the model "
+                                 f"declares {declared}")
         else:
             if not t.tensor_type.HasField("shape"):
                 raise self.error(f"input '{info.name}' has an unknown rank; give input_shapes")

@@ -411,6 +411,8 @@ def _validate(args: argparse.Namespace) -> None:
             raise CollageError("--refine-budget must be auto or a number of seconds >= 0")
     if args.max_depth < 1:
         raise CollageError(f"--max-depth must be at least 1, got {args.max_depth}")
+    if args.threads is not None and args.threads < 1:
+        raise CollageError(f"--threads must be at least 1, got {args.threads}")
     args.models = parse_models(args.models)
     args.out = args.out or args.work / "results"
     _writable(args.work, "--work")
@@ -467,7 +469,11 @@ def main(argv: list[str] | None = None) -> int:
     except CollageError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    run(args, argv)
+    try:
+        run(args, argv)
+    except CollageError as e:  # one model's failure is a note in the results, not this
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -205,10 +205,18 @@ def test_unknown_model_is_exit_2_without_traceback():
     (["--additivity-rounds", "0"], "--additivity-rounds must be at least 1"),
     (["--sample-ms", "-1"], "--sample-ms must be a number of milliseconds >= 0, got -1.0"),
     (["--models", "mlp,mlp"], "names a model twice"),
+    (["--threads", "0"], "--threads must be at least 1, got 0"),
 ])
 def test_bad_options(capsys, tmp_path, argv, message):
     assert bench_run.main([*argv, "--work", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bad_thread_setting_in_the_environment_is_one_error(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("COLLAGE_THREADS", "abc")
+    assert bench_run.main(["--models", "mlp", "--work", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        "error: COLLAGE_THREADS must be a positive integer, got 'abc'\n")
 
 
 def test_work_dir_that_cannot_be_created(capsys, tmp_path):

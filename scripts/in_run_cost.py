@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 
 from collage_xdsl.artifact import load_artifact
+from collage_xdsl.errors import CollageError
 from collage_xdsl.evict import Evictor
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.runtime import Executable
@@ -64,4 +66,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from collage_xdsl.codegen.threads import SPINNING, ThreadPolicy
+from collage_xdsl.errors import CollageError
 from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.collage import load_model, random_inputs
 from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
@@ -91,4 +93,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

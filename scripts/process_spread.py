@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from collage_xdsl.errors import CollageError
+
 
 def one_process(model_path: Path, rounds: int) -> str:
     """Time both backends in this process; one line of results."""
@@ -47,6 +49,8 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=30)
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if not args.model.is_file():
+        raise CollageError(f"{args.model}: no such file")
     if args.one:
         print(one_process(args.model, args.rounds))
         return
@@ -59,4 +63,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
 from collage_xdsl.pipeline import assign_module
 from collage_xdsl.runtime import Executable
 from collage_xdsl.sampling import balanced_order
@@ -57,4 +59,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

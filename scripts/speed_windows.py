@@ -16,9 +16,12 @@ measured in a few milliseconds to 0.1 s gets whatever window it falls into, henc
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
+
+from collage_xdsl.errors import CollageError
 
 WINDOWS_S = (0.01, 0.05, 0.2, 1.0, 3.0)
 
@@ -79,4 +82,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

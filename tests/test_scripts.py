@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
@@ -45,3 +46,19 @@ def test_selector_cost_needs_alternatives(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith(f"error: {tmp_path}: not a collage artifact")
+
+
+@pytest.mark.parametrize("script, message", [
+    ("in_run_cost.py", "no such artifact directory"),
+    ("ort_spinning.py", "no such file"),
+    ("process_spread.py", "no such file"),
+    ("selector_cost.py", "no such file"),
+    ("session_spread.py", "no such file"),
+    ("speed_windows.py", "no such file"),
+])
+def test_a_missing_model_is_one_error_line(tmp_path, script, message):
+    missing = tmp_path / "missing.onnx"
+    done = subprocess.run([sys.executable, str(SCRIPTS / script), str(missing)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == f"error: {missing}: {message}\n"

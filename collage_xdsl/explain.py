@@ -227,7 +227,8 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
     lines = []
     for r in reports:
         lines.append(
-            f"@{r.function}: {len(r.kernels)} kernels, total {_seconds(r.total.seconds)}, "
+            f"@{r.function}: {len(r.kernels)} kernel{'s' * (len(r.kernels) != 1)}, "
+            f"total {_seconds(r.total.seconds)}, "
             f"{r.candidates} candidates, {r.estimates} estimates, {r.cost_db_hits} cost-DB "
             f"hits, search {_seconds(r.search_seconds)}"
         )

@@ -590,7 +590,8 @@ class Refinement:
                 f"{counts['failed']} failed"
                 + (f", {rounding} differing only by rounding" if rounding else "")
                 + f"), final {ms(self.final_ms)} "
-                f"({self.ratio:.3f}x start, {len(self.plan.kernels)} kernels), "
+                f"({self.ratio:.3f}x start, {len(self.plan.kernels)} kernel"
+                f"{'s' * (len(self.plan.kernels) != 1)}), "
                 + "".join(f"alternative {p.origin} ({r:.3f}x start), "
                           for p, r in self.alternatives)
                 + f"stopped: {self.stopped}, {self.seconds:.1f} s{auto}")

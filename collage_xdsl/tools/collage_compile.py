@@ -136,7 +136,8 @@ def kernel_summary(partitioned: Partitioned) -> str:
         f", {len(r['alternatives'])} alternative plan(s) of @{r['function']} kept"
         for r in (partitioned.refinement or {}).get("functions", []) if r.get("alternatives"))
     whose = " for the search's plan" if refined else ""
-    return (f"{len(calls)} kernels ({backends}){shared}, estimated {duration(total)}{whose}"
+    kernels = f"{len(calls)} kernel{'s' * (len(calls) != 1)}"
+    return (f"{kernels} ({backends}){shared}, estimated {duration(total)}{whose}"
             f"{refined}{kept}, partitioned in {partitioned.seconds:.2f} s")
 
 

@@ -40,7 +40,7 @@ func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
 // KEEP:          %c = collage.kernel "test"(%b) {label = "relu", cost = 5.000000e-01 : f64}
 
 // One line per function on stderr; every trial in the report (of the last input, below).
-// SUMMARY: collage-refine @chain: start 6e+03 ms, best seed tvm alone (0.452x), {{[0-9]+}} variants tried ({{[0-9]+}} accepted, 0 failed), final 2.71e+03 ms (0.452x start, 1 kernels), stopped: exhausted, {{.*}} s
+// SUMMARY: collage-refine @chain: start 6e+03 ms, best seed tvm alone (0.452x), {{[0-9]+}} variants tried ({{[0-9]+}} accepted, 0 failed), final 2.71e+03 ms (0.452x start, 1 kernel), stopped: exhausted, {{.*}} s
 // SUMMARY: collage-refine @shared: start
 
 // -----

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import reprlib
+import shutil
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -100,13 +102,16 @@ def _weights(module: ModuleOp) -> dict[str, np.ndarray]:
 def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], estimator: str,
                   inputs: list[str], outputs: list[str], source: Path | None,
                   explain: dict) -> Path:
-    """Write `module` (partitioned and outlined) and its weights and manifest to `out`."""
+    """Write `module` (partitioned and outlined) and its weights and manifest to `out`:
+    written in full into a staging directory first and then renamed into place, so that a
+    failed or interrupted write leaves an earlier artifact at `out` as it was."""
     from collage_xdsl.pipeline import kernel_functions
 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ArtifactError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+    if (out.is_dir() and not (out / MANIFEST).is_file()
+            and any(not p.name.startswith(".partial-") for p in out.iterdir())):
         raise ArtifactError(f"{out}: a non-empty directory that is not a collage artifact "
                             "(refusing to write into it)")
     kernels = [
@@ -129,15 +134,20 @@ def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], est
         "source": None if source is None else {"path": str(source.resolve()),
                                               "sha256": file_sha256(source)},
     }
+    staging = out / f".partial-{os.getpid()}"
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MODULE).write_text(str(module) + "\n")
-        with open(out / WEIGHTS, "wb") as f:
+        staging.mkdir(parents=True)
+        (staging / MODULE).write_text(str(module) + "\n")
+        with open(staging / WEIGHTS, "wb") as f:
             np.savez(f, **_weights(module))
-        (out / EXPLAIN).write_text(json.dumps(explain, indent=2) + "\n")
-        (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        (staging / EXPLAIN).write_text(json.dumps(explain, indent=2) + "\n")
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        for name in (MODULE, WEIGHTS, EXPLAIN, MANIFEST):  # renames: nothing left to write
+            os.replace(staging / name, out / name)
     except OSError as e:
         raise ArtifactError(f"{out}: cannot write the artifact: {e.strerror}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return out
 
 

@@ -120,3 +120,28 @@ def test_a_module_that_is_no_text_is_an_error(artifact, capsys):
     (artifact / MODULE).write_bytes(b"\xff\xfe\x00abc")
     assert run_error(capsys, artifact) == (f"{artifact / MODULE}: not a UTF-8 text module "
                                            "(byte 0 is 0xff)")
+
+
+def test_a_failed_write_leaves_the_earlier_artifact_as_it_was(artifact, monkeypatch, capsys):
+    import errno
+
+    from collage_xdsl import artifact as artifact_module
+
+    before = {p.name: p.read_bytes() for p in artifact.iterdir()}
+    (artifact.parent / "other.mlir").write_text(MODEL.replace("collage.relu", "collage.sigmoid"))
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(artifact_module.np, "savez", full_disk)  # numpy's own, for this test
+    status = main(["compile", str(artifact.parent / "other.mlir"), "--backends", "tvm",
+                   "--estimator", "mock", "-o", str(artifact)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err == f"error: {artifact}: cannot write the artifact: No space left on device\n"
+    assert {p.name: p.read_bytes() for p in artifact.iterdir()} == before  # nothing staged left
+    monkeypatch.undo()
+    assert main(["compile", str(artifact.parent / "other.mlir"), "--backends", "tvm",
+                 "--estimator", "mock", "-o", str(artifact)]) == 0
+    assert "collage.sigmoid" in (artifact / MODULE).read_text()
+    assert sorted(p.name for p in artifact.iterdir()) == sorted(before)

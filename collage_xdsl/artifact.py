@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
-from collage_xdsl.errors import CollageError
+from collage_xdsl.errors import CollageError, not_utf8
 from collage_xdsl.tensors import WeightStore, constant_array, is_splat, weight_store
 
 FORMAT = "collage-artifact"
@@ -276,8 +276,7 @@ def load_artifact(path: str | Path) -> Artifact:
     try:
         text = (path / MODULE).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        raise ArtifactError(f"{path / MODULE}: not a UTF-8 text module (byte {e.start} is "
-                            f"0x{e.object[e.start]:02x})") from None
+        raise ArtifactError(not_utf8(path / MODULE, e)) from None
     try:
         module = Parser(ir_context(), text, str(path / MODULE)).parse_module()
         module.verify()

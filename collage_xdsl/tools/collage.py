@@ -38,7 +38,7 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from collage_xdsl.dialects import get_all_dialects
-from collage_xdsl.errors import CollageError
+from collage_xdsl.errors import CollageError, not_utf8
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.tools.collage_opt import diagnostic_message, parse_input_shapes, read_onnx
 from collage_xdsl.tools.collage_bench import add_bench
@@ -90,8 +90,7 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
-            raise CollageError(f"{path}: not a UTF-8 text module (byte {e.start} is "
-                               f"0x{e.object[e.start]:02x})") from None
+            raise CollageError(not_utf8(path, e)) from None
         module = Parser(_context(), text, str(path)).parse_module()
         inputs = outputs = None
     else:

@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from collage_xdsl.dialects import get_all_dialects
-from collage_xdsl.errors import CollageError
+from collage_xdsl.errors import CollageError, not_utf8
 from collage_xdsl.passes import get_all_passes
 
 if TYPE_CHECKING:
@@ -155,8 +155,7 @@ def main(args: Sequence[str] | None = None) -> int:
         return _error(str(e).rstrip())
     except UnicodeDecodeError as e:
         name = tool.get_input_name() if tool else "input"
-        return _error(f"{name}: not a UTF-8 text module (byte {e.start} is "
-                      f"0x{e.object[e.start]:02x}); an ONNX model needs -f onnx or .onnx")
+        return _error(f"{not_utf8(name, e)}; an ONNX model needs -f onnx or .onnx")
     except (OSError, ValueError) as e:
         return _error(str(e))
     return 0

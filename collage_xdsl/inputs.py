@@ -35,9 +35,18 @@ def gather_bound(value: SSAValue) -> int | None:
     return min(bounds) if bounds else None
 
 
+def check_static(func: FuncOp) -> None:
+    """Every tensor argument of ``func`` has a static shape, else a CollageError naming it."""
+    for arg in func.body.block.args:
+        if isinstance(arg.type, TensorType) and any(d < 0 for d in arg.type.get_shape()):
+            raise CollageError(f"@{func.sym_name.data} argument %{arg.name_hint or arg.index}: "
+                               f"{arg.type} has a dynamic dimension; collage needs static shapes")
+
+
 def random_arguments(func: FuncOp, seed: int, int_high: int,
                      cap_indices: bool = False) -> list[np.ndarray]:
     """Seeded arrays matching ``func``'s arguments (see the module docstring)."""
+    check_static(func)
     rng = np.random.default_rng(seed)
     arrays = []
     for arg in func.body.block.args:
@@ -46,9 +55,6 @@ def random_arguments(func: FuncOp, seed: int, int_high: int,
                 f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} is not a tensor"
             )
         shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
-        if any(d < 0 for d in shape):
-            raise CollageError(f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} "
-                               "has a dynamic dimension; give the module static shapes")
         try:
             if dtype == np.bool_:
                 arrays.append(rng.random(shape) < 0.5)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, not_utf8
-from collage_xdsl.inputs import random_arguments
+from collage_xdsl.inputs import check_static, random_arguments
 from collage_xdsl.tools.collage_opt import diagnostic_message, parse_input_shapes, read_onnx
 from collage_xdsl.tools.collage_bench import add_bench
 from collage_xdsl.tools.collage_compile import add_compile, add_run_options
@@ -105,10 +105,10 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
     if len(main.body.blocks) != 1:
         raise CollageError(f"{path}: @main has {len(main.body.blocks)} blocks; collage runs "
                            "functions of one block")
-    for arg in main.body.block.args:
-        if isinstance(arg.type, TensorType) and any(d < 0 for d in arg.type.get_shape()):
-            raise CollageError(f"{path}: @main argument %{arg.name_hint or arg.index}: "
-                               f"{arg.type} has a dynamic dimension; collage needs static shapes")
+    try:
+        check_static(main)
+    except CollageError as e:
+        raise CollageError(f"{path}: {e}") from None
     args, n_out = main.body.block.args, len(main.function_type.outputs.data)
     if inputs is None or outputs is None:  # an .mlir module names only its arguments
         inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]

@@ -104,12 +104,17 @@ class Partitioned:
         return TransitionCosts.from_json(functions[0]["transitions"]) if functions else NONE
 
 
+def _alternative_plans(funcs) -> set[str]:
+    """The names of the functions some function lists in `collage.alternatives`."""
+    return {ref.string_value() for f in funcs
+            for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
+
+
 def kernel_functions(module: ModuleOp) -> list[FuncOp]:
     """The outlined kernel functions of `module`, those only the alternative plans
     (`collage.alternatives`) call aside."""
     funcs = [op for op in module.ops if isinstance(op, FuncOp)]
-    alternative = {ref.string_value() for f in funcs
-                   for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
+    alternative = _alternative_plans(funcs)
 
     def callees(fs: list[FuncOp]) -> set[str]:
         return {op.callee.string_value() for f in fs for op in f.walk()
@@ -124,8 +129,7 @@ def kernel_calls(module: ModuleOp) -> list[FuncOp]:
     """The kernel function of each kernel call the plans of `module` make (the functions
     that are neither kernels nor alternative plans; a shared kernel once per call)."""
     funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    alternative = {ref.string_value() for f in funcs.values()
-                   for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
+    alternative = _alternative_plans(funcs.values())
     return [callee for f in funcs.values()
             if "collage.kernel" not in f.attributes and f.sym_name.data not in alternative
             for op in f.walk() if isinstance(op, CallOp)

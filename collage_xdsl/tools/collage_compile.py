@@ -33,7 +33,6 @@ from collage_xdsl.pipeline import (
     Partitioned,
     PartitionOptions,
     kernel_calls,
-    kernel_functions,
     parse_backends,
     partition_module,
 )
@@ -124,7 +123,7 @@ def kernel_summary(partitioned: Partitioned) -> str:
     near-tied plans."""
     calls = kernel_calls(partitioned.module)
     per_backend = Counter(f.attributes["collage.backend"].data for f in calls)
-    distinct = len(kernel_functions(partitioned.module))
+    distinct = len({f.sym_name.data for f in calls})
     shared = f", {distinct} distinct" if distinct < len(calls) else ""
     estimates = [r["estimated_seconds"] for r in partitioned.report["functions"]]
     total = math.nan if None in estimates else sum(estimates)

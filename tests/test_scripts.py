@@ -62,3 +62,22 @@ def test_a_missing_model_is_one_error_line(tmp_path, script, message):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == f"error: {missing}: {message}\n"
+
+
+def test_openvino_fc_relu_times_four_forms_of_one_layer():
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "openvino_fc_relu.py"), "--k", "64", "--n", "32",
+         "--rounds", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("fully connected 64 -> 32, batch 1, OpenVINO")
+    assert [line.split()[0] for line in lines[1:]] == [
+        "matmul", "matmul+add", "matmul+add+relu", "gemm+relu"]
+    assert lines[1].endswith("1.000x of matmul")
+
+
+def test_openvino_fc_relu_refuses_an_empty_layer():
+    done = subprocess.run([sys.executable, str(SCRIPTS / "openvino_fc_relu.py"), "--n", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: --k, --n and --rounds must be at least 1")

@@ -81,3 +81,27 @@ def test_openvino_fc_relu_refuses_an_empty_layer():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: --k, --n and --rounds must be at least 1")
+
+
+def test_same_cuts_times_the_plan_moved_to_one_backend(tmp_path):
+    model = _matmul_relu(tmp_path / "mm.onnx")
+    art = tmp_path / "art"
+    subprocess.run(["collage", "compile", str(model), "--backends", "tvm", "--estimator", "mock",
+                    "-o", str(art)], check=True, capture_output=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "same_cuts.py"), str(art), str(model),
+         "--backend", "onnxruntime", "--rounds", "2"], capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split("  ")[0].strip() for line in lines] == [
+        "plan", "plan on onnxruntime", "onnxruntime alone"]
+    assert "1.000x (1.000-1.000) of onnxruntime alone" in lines[2]
+
+
+def test_same_cuts_names_an_unknown_backend(tmp_path):
+    model = _matmul_relu(tmp_path / "mm.onnx")
+    done = subprocess.run([sys.executable, str(SCRIPTS / "same_cuts.py"), str(tmp_path), str(model),
+                           "--backend", "cuda"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and "cuda" in done.stderr

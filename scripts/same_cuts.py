@@ -1,0 +1,78 @@
+"""Is a mixed plan's gain in its cuts or in its libraries?
+
+    collage compile MODEL.onnx -o ART --cost-db DB
+    python scripts/same_cuts.py ART MODEL.onnx [--backend openvino] [--rounds 24]
+
+Times, side by side in balanced interleaved rounds (`collage_xdsl.sampling`: one 50 ms
+sample each per round): `plan`, the artifact's `@main` as compiled; `plan on BACKEND`,
+the same kernels (the same cuts) with every one of them compiled by `--backend`; and
+`BACKEND alone`, the model as one `--backend` kernel (`collage-assign{fusion=whole}`).
+All run through `collage_xdsl.runtime` without its plan selector, on the same seeded
+inputs, after a check that their outputs agree. Prints each one's median latency and
+median per-round ratio to `BACKEND alone` with its 95% confidence interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+
+from collage_xdsl.artifact import load_artifact
+from collage_xdsl.errors import CollageError
+from collage_xdsl.inputs import random_arguments
+from collage_xdsl.pipeline import assign_module, kernel_functions, parse_backends
+from collage_xdsl.runtime import Executable
+from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.stats import median_ci
+from collage_xdsl.tools.collage import load_model
+
+SAMPLE_S = 0.05
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("artifact", help="a compiled artifact directory (`collage compile -o`)")
+    p.add_argument("model", help="the .onnx model it was compiled from")
+    p.add_argument("--backend", default="openvino")
+    p.add_argument("--rounds", type=int, default=24)
+    args = p.parse_args()
+    if args.rounds < 1:
+        raise CollageError("--rounds must be at least 1")
+    (backend,) = parse_backends([args.backend])
+    plan = load_artifact(args.artifact).module
+    moved = plan.clone()
+    for func in kernel_functions(moved):
+        func.attributes["collage.backend"] = StringAttr(backend)
+    modules = {"plan": plan, f"plan on {backend}": moved,
+               f"{backend} alone": assign_module(load_model(args.model).module, backend, "whole")}
+    runs = {name: Executable(module, adapt=False) for name, module in modules.items()}
+    base = f"{backend} alone"
+    inputs = random_arguments(runs[base].main, 0, int_high=2)
+    expected = runs[base].run(inputs)
+    for name, exe in runs.items():
+        for got, want in zip(exe.run(inputs), expected):
+            if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
+                raise CollageError(f"{name}: outputs differ from {base} (max abs difference "
+                                   f"{float(np.max(np.abs(got - want))):.3g})")
+    calls = {name: calls_per_sample(SAMPLE_S, take_sample(lambda e=exe: e.run(inputs), 3).steady)
+             for name, exe in runs.items()}
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(args.rounds):
+        for name in balanced_order(list(runs), r):
+            exe = runs[name]
+            samples[name].append(take_sample(lambda: exe.run(inputs), calls[name]).steady)
+    for name, values in samples.items():
+        ratio = median_ci([a / b for a, b in zip(values, samples[base])])
+        print(f"{name:24} {statistics.median(values) * 1e3:9.3f} ms  {ratio.median:.3f}x "
+              f"({ratio.low:.3f}-{ratio.high:.3f}) of {base}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

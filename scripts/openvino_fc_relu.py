@@ -26,7 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.sampling import side_by_side
 from collage_xdsl.tools.collage_bench import openvino_model
 
 SAMPLE_S = 0.05
@@ -77,12 +77,7 @@ def main() -> None:
     for kind in ("matmul+add+relu", "gemm+relu"):
         if not np.allclose(outputs[kind], relu, rtol=1e-4, atol=1e-4):
             raise CollageError(f"{kind} differs from relu(matmul+add)")
-    calls = {kind: calls_per_sample(SAMPLE_S, take_sample(run, 3).steady)
-             for kind, run in runs.items()}
-    samples: dict[str, list[float]] = {kind: [] for kind in runs}
-    for r in range(args.rounds):
-        for kind in balanced_order(list(runs), r):
-            samples[kind].append(take_sample(runs[kind], calls[kind]).steady)
+    samples = side_by_side(runs, SAMPLE_S, args.rounds)
     print(f"fully connected {args.k} -> {args.n}, batch 1, OpenVINO, {policy.threads} threads, "
           f"{args.rounds} rounds")
     for kind, values in samples.items():

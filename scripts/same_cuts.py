@@ -26,7 +26,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.pipeline import assign_module, kernel_functions, parse_backends
 from collage_xdsl.runtime import Executable
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.sampling import side_by_side
 from collage_xdsl.stats import median_ci
 from collage_xdsl.tools.collage import load_model
 
@@ -58,13 +58,8 @@ def main() -> None:
             if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
                 raise CollageError(f"{name}: outputs differ from {base} (max abs difference "
                                    f"{float(np.max(np.abs(got - want))):.3g})")
-    calls = {name: calls_per_sample(SAMPLE_S, take_sample(lambda e=exe: e.run(inputs), 3).steady)
-             for name, exe in runs.items()}
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for r in range(args.rounds):
-        for name in balanced_order(list(runs), r):
-            exe = runs[name]
-            samples[name].append(take_sample(lambda: exe.run(inputs), calls[name]).steady)
+    samples = side_by_side({name: (lambda e: lambda: e.run(inputs))(exe)
+                            for name, exe in runs.items()}, SAMPLE_S, args.rounds)
     for name, values in samples.items():
         ratio = median_ci([a / b for a, b in zip(values, samples[base])])
         print(f"{name:24} {statistics.median(values) * 1e3:9.3f} ms  {ratio.median:.3f}x "

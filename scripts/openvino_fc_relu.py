@@ -8,8 +8,8 @@ the model zoo writes it) + Relu. Each is compiled by OpenVINO's CPU plugin as th
 configures it (`ThreadPolicy.openvino_config`: the process's threads, f32) and timed
 side by side in balanced interleaved rounds (`collage_xdsl.sampling`: one 50 ms sample
 each per round). Prints each one's median latency and median per-round ratio to MatMul
-alone. The defaults are the first fully connected layer of ZFNet-512 and AlexNet, where
-Collage's plans beat OpenVINO alone by leaving each ReLU out of its matmul's kernel.
+alone. The defaults are AlexNet's first fully connected layer: Collage's plans for AlexNet
+and ZFNet-512 beat OpenVINO alone by leaving each ReLU out of its matmul's kernel.
 """
 
 from __future__ import annotations

@@ -14,8 +14,7 @@ the model: on the transformer encoder, a 16-kernel plan took 1.31 ms repeated an
 1.47-1.60 ms, so the two swapped places.
 
 Plans timed side by side take one sample each per round, in the order `balanced_order`
-gives round r: each runs first, and right after each other one, equally often
-(`side_by_side`).
+gives round r: each runs first, and right after each other one, equally often.
 """
 
 from __future__ import annotations
@@ -65,19 +64,3 @@ def balanced_order(items: Sequence[T], r: int) -> list[T]:
     first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
     row = [items[(x + r) % n] for x in first] if n else []
     return row[::-1] if n % 2 and r % (2 * n) >= n else row
-
-
-def side_by_side(runs: dict[str, Callable[[], object]], sample_s: float, rounds: int
-                 ) -> dict[str, list[float]]:
-    """Steady seconds per call of each run, one sample each per round in `balanced_order`,
-    each sample long enough to last ``sample_s`` (sized by one timed call of each run)."""
-    calls = {}
-    for name, run in runs.items():
-        t0 = time.perf_counter()
-        run()
-        calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    for r in range(rounds):
-        for name in balanced_order(list(runs), r):
-            samples[name].append(take_sample(runs[name], calls[name]).steady)
-    return samples

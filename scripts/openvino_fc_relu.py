@@ -26,8 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.sampling import side_by_side
-from collage_xdsl.tools.collage_bench import openvino_model
+from collage_xdsl.tools.collage_bench import measure, openvino_model
 
 SAMPLE_S = 0.05
 LAYERS = ("matmul", "matmul+add", "matmul+add+relu", "gemm+relu")
@@ -71,13 +70,13 @@ def main() -> None:
         for kind in LAYERS:
             path = Path(tmp) / f"{kind}.onnx"
             onnx.save(layer(kind, args.k, args.n), path)
-            runs[kind] = (lambda run: lambda: run(x))(openvino_model(path, policy))
-    outputs = {kind: run()[0] for kind, run in runs.items()}
+            runs[kind] = openvino_model(path, policy)
+    outputs = {kind: run(x)[0] for kind, run in runs.items()}
     relu = np.maximum(outputs["matmul+add"], 0)
     for kind in ("matmul+add+relu", "gemm+relu"):
         if not np.allclose(outputs[kind], relu, rtol=1e-4, atol=1e-4):
             raise CollageError(f"{kind} differs from relu(matmul+add)")
-    samples = side_by_side(runs, SAMPLE_S, args.rounds)
+    samples = measure(runs, x, args.rounds, warmup=0, sample_s=SAMPLE_S)
     print(f"fully connected {args.k} -> {args.n}, batch 1, OpenVINO, {policy.threads} threads, "
           f"{args.rounds} rounds")
     for kind, values in samples.items():

@@ -8,7 +8,8 @@ sample each per round): `plan`, the artifact's `@main` as compiled; `plan on BAC
 the same kernels (the same cuts) with every one of them compiled by `--backend`; and
 `BACKEND alone`, the model as one `--backend` kernel (`collage-assign{fusion=whole}`).
 All run through `collage_xdsl.runtime` without its plan selector, on the same seeded
-inputs, after a check that their outputs agree. Prints each one's median latency and
+inputs, after a check that their outputs agree (`collage bench`'s `check_agreement` and
+`measure`). Prints each one's median latency and
 median per-round ratio to `BACKEND alone` with its 95% confidence interval.
 """
 
@@ -18,17 +19,15 @@ import argparse
 import statistics
 import sys
 
-import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from collage_xdsl.artifact import load_artifact
 from collage_xdsl.errors import CollageError
-from collage_xdsl.inputs import random_arguments
 from collage_xdsl.pipeline import assign_module, kernel_functions, parse_backends
 from collage_xdsl.runtime import Executable
-from collage_xdsl.sampling import side_by_side
 from collage_xdsl.stats import median_ci
-from collage_xdsl.tools.collage import load_model
+from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.collage_bench import check_agreement, measure
 
 SAMPLE_S = 0.05
 
@@ -47,19 +46,14 @@ def main() -> None:
     moved = plan.clone()
     for func in kernel_functions(moved):
         func.attributes["collage.backend"] = StringAttr(backend)
-    modules = {"plan": plan, f"plan on {backend}": moved,
-               f"{backend} alone": assign_module(load_model(args.model).module, backend, "whole")}
-    runs = {name: Executable(module, adapt=False) for name, module in modules.items()}
     base = f"{backend} alone"
-    inputs = random_arguments(runs[base].main, 0, int_high=2)
-    expected = runs[base].run(inputs)
-    for name, exe in runs.items():
-        for got, want in zip(exe.run(inputs), expected):
-            if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
-                raise CollageError(f"{name}: outputs differ from {base} (max abs difference "
-                                   f"{float(np.max(np.abs(got - want))):.3g})")
-    samples = side_by_side({name: (lambda e: lambda: e.run(inputs))(exe)
-                            for name, exe in runs.items()}, SAMPLE_S, args.rounds)
+    model = load_model(args.model)
+    modules = {"plan": plan, f"plan on {backend}": moved,
+               base: assign_module(model.module, backend, "whole")}
+    runs = {name: Executable(module, adapt=False).run for name, module in modules.items()}
+    inputs = random_inputs(model, 0)
+    check_agreement({base: runs[base]} | runs, inputs, model.output_names, rtol=1e-3, atol=1e-4)
+    samples = measure(runs, inputs, args.rounds, warmup=0, sample_s=SAMPLE_S)
     for name, values in samples.items():
         ratio = median_ci([a / b for a, b in zip(values, samples[base])])
         print(f"{name:24} {statistics.median(values) * 1e3:9.3f} ms  {ratio.median:.3f}x "

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from collage_xdsl.sampling import balanced_order, side_by_side
+from collage_xdsl.sampling import balanced_order
 
 
 @pytest.mark.parametrize("n", range(1, 11))
@@ -21,16 +21,3 @@ def test_the_round_order_is_balanced(n):
     assert len(follows) == n * (n - 1) and len(set(follows.values())) <= 1
     assert balanced_order(range(n), period) == rows[0]
     assert balanced_order("ABCD", 1) == list("BCAD")
-
-
-def test_side_by_side_takes_one_sample_each_per_round_in_the_balanced_order():
-    log: list[str] = []
-    runs = {name: (lambda name: lambda: log.append(name))(name) for name in "ABC"}
-    samples = side_by_side(runs, sample_s=0.0, rounds=6)
-    assert {name: len(s) for name, s in samples.items()} == {"A": 6, "B": 6, "C": 6}
-    assert all(s >= 0 for v in samples.values() for s in v)
-    # one sizing call each, then per sample a first call and one timed call (sample_s 0)
-    sized, timed = log[:3], log[3:]
-    assert sized == list("ABC")
-    assert timed[::2] == timed[1::2]
-    assert timed[::2] == [n for r in range(6) for n in balanced_order(list("ABC"), r)]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from collage_xdsl.additivity import AdditivityCheck
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
-from collage_xdsl.sampling import side_by_side
+from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.collage_compile import (
     add_partition_options,
     kernel_summary,
@@ -130,8 +131,17 @@ def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
     for _ in range(warmup):
         for name in names:
             configs[name](inputs)
-    return side_by_side({name: (lambda run: lambda: run(inputs))(configs[name])
-                         for name in names}, sample_s, rounds)
+    calls = {}
+    for name in names:  # one timed call each sizes the samples
+        t0 = time.perf_counter()
+        configs[name](inputs)
+        calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in balanced_order(names, r):
+            run = configs[name]
+            samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
+    return samples
 
 
 def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str, dict]:

@@ -105,3 +105,54 @@ def test_same_cuts_names_an_unknown_backend(tmp_path):
                            "--backend", "cuda"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: ") and "cuda" in done.stderr
+
+
+def _two_layers(path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in (("w1", (16, 8)), ("w2", (8, 4)))]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["m1"]), helper.make_node("Relu", ["m1"], ["r"]),
+         helper.make_node("MatMul", ["r", "w2"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("backend, cuts, pieces", [
+    ("openvino", "m1", 2), ("onnxruntime", "m1,r", 3)])
+def test_onnx_cuts_times_the_pieces_beside_the_whole_model(tmp_path, backend, cuts, pieces):
+    model = _two_layers(tmp_path / "two.onnx")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(model), cuts, "--backend", backend,
+         "--rounds", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"two.onnx on {backend}, cut at {cuts}, ")
+    assert lines[1].split()[0] == "whole" and "1.000x (1.000-1.000) of whole" in lines[1]
+    assert lines[2].split()[:2] == [str(pieces), "pieces"]
+
+
+@pytest.mark.parametrize("cuts, message", [
+    ("nope", "error: no node computes tensor 'nope'\n"),
+    ("r,m1", "error: tensor 'm1' is computed before cut 'r': give the cuts in dataflow order\n"),
+    ("y", "error: nothing is left after cut 'y'\n"),
+    ("x", "error: piece 1 (up to 'x') is empty\n"),
+])
+def test_onnx_cuts_names_a_cut_it_cannot_make(tmp_path, cuts, message):
+    model = _two_layers(tmp_path / "two.onnx")
+    done = subprocess.run([sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(model), cuts],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == message
+
+
+def test_onnx_cuts_names_a_missing_model(tmp_path):
+    missing = tmp_path / "missing.onnx"
+    done = subprocess.run([sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(missing), "m1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == f"error: {missing}: no such file\n"

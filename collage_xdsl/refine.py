@@ -37,13 +37,20 @@ worth of whole-model measurements per generation):
    place in that order. A seed's comparison may take `SEED_SHARE` x budget / (seeds + 2)
    seconds; one that takes longer (untuned TVM alone compiling and running a big model)
    is left unfinished and the next seed is compared.
-2. **Climbs**: from the best plan, then from the start plan (a fused single-backend seed
-   rarely has a one-step mutation that beats it, while the mixed start plan often
-   does), mutations of the current plan are compared with it, by class, each class
-   shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
-   reassign a kernel to another backend; move one op across a boundary into the
-   touching kernel; split a kernel into its ops on a backend that supports them all, or
-   into TVM FuseOps groups. A new kernel must be supported by its backend (every op) and
+2. **Climbs**: first, when the best plan is not the backend alone measured fastest, a
+   climb of cuts only (below) from that seed, whose result replaces the best plan when
+   compared faster with it; then from the best plan, then from the start plan (a fused
+   single-backend seed rarely has a one-step mutation other than a cut that beats it,
+   while the mixed start plan often does), mutations of the current plan are compared
+   with it, by class, each class shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
+   cut a kernel in two after a node where one of the start plan's kernels ends (what
+   depends on that node, and the rest), both on its backend; reassign a kernel to
+   another backend; move one op across a boundary into the touching kernel; split a
+   kernel into its ops on a backend that supports them all, or into TVM FuseOps groups.
+   Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
+   AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
+   connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's
+   plans end a kernel. A new kernel must be supported by its backend (every op) and
    valid under the coalescing config the partition pass uses for that backend
    (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
    survive where their backend keeps them. A mutation faster by more than `min_gain`
@@ -51,7 +58,7 @@ worth of whole-model measurements per generation):
    of the ratio's confidence interval, when measured, below 1) replaces the current plan
    and the climb goes on from it; the climb ends when none is. The second climb's result
    replaces the best plan only when compared faster with it. Every plan is tried once.
-3. **Stop** when the budget is spent or both climbs ended.
+3. **Stop** when the budget is spent or the climbs ended.
 4. **Confirm**: a result other than the start plan is compared with the start plan once
    more, with what the search leaves of the budget for it: a tenth, or, where the budget
    has room for it after comparing each seed once, the time to load both plans afresh
@@ -83,10 +90,11 @@ worth of whole-model measurements per generation):
 
 Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
 included. `budget_s="auto"` grows with the model: the start plan may load for up to
-`AUTO_CAP_S`; then the budget becomes `(seeds + 3) x` (the load's seconds + the most a
-comparison's timing rounds take for plans as fast as it, `Scorer.timing_seconds`): the
-start plan's load, every seed compared at least once, a seed costing about a load plus
-its timing rounds, and the confirmation, about two of those; at least
+`AUTO_CAP_S`; then the budget becomes `(seeds + 3 + CUT_TRIALS) x` (the load's seconds +
+the most a comparison's timing rounds take for plans as fast as it,
+`Scorer.timing_seconds`): the start plan's load, every seed compared at least once, a seed
+costing about a load plus its timing rounds, a few cuts of the fastest backend alone, and
+the confirmation, about two of those; at least
 `AUTO_MIN_S` and at most `AUTO_CAP_S`. A model whose plans build and compile in seconds
 keeps 30 s; one whose plans take long (VGG19: 548 MB of weights exported and compiled per
 plan) gets more instead of running out before the start plan is measured.
@@ -127,6 +135,9 @@ SEED_SHARE = 2.0
 budget / (seeds + 2), so that one slow seed (untuned TVM alone) cannot starve the others."""
 AUTO_MIN_S = 30.0
 AUTO_CAP_S = 600.0
+CUT_TRIALS = 4
+"""Comparisons the auto budget has room for after the seeds: cuts of the fastest backend
+alone (ZFNet-512's took 2-3 of them to reach OpenVINO cut after its first Gemm)."""
 TIE = 0.15
 """A plan other than the start plan measured at most this much slower than the result
 may be kept as an alternative: the swing between ONNX Runtime and OpenVINO seen when the
@@ -264,12 +275,16 @@ class MoveSpace:
 
     # -- mutations -----------------------------------------------------------------------
 
-    def mutations(self, plan: Plan, rng: random.Random) -> list[Plan]:
-        """Every valid mutation of `plan`: merges, reassignments, moves, splits (each
-        class shuffled by `rng`, in that order)."""
+    def mutations(self, plan: Plan, rng: random.Random, cuts: int = 0,
+                  cuts_only: bool = False) -> list[Plan]:
+        """Every valid mutation of `plan`: merges, cuts at the nodes of `cuts`,
+        reassignments, moves, splits (each class shuffled by `rng`, in that order); only
+        the cuts with `cuts_only`."""
         kernels = plan.kernels
-        classes = (self._merges(kernels), self._reassignments(kernels),
-                   self._moves(kernels), self._splits(kernels))
+        classes = ((self._cuts(kernels, cuts),) if cuts_only else
+                   (self._merges(kernels), self._cuts(kernels, cuts),
+                    self._reassignments(kernels), self._moves(kernels),
+                    self._splits(kernels)))
         found: list[Plan] = []
         for cls in classes:
             valid = [p for p in cls if p.key != plan.key and self.acyclic(p.kernels)]
@@ -333,6 +348,33 @@ class MoveSpace:
                     found.append(self._replace(
                         kernels, (i, j), new,
                         f"move {op}#{n} from {self.describe(a)} to {self.describe(b)}"))
+        return found
+
+    def _cuts(self, kernels: Sequence[Kernel], cuts: int) -> list[Plan]:
+        """Each kernel cut in two after one of its nodes in `cuts`: the tail is what
+        depends on that node, the head the rest (both convex when the kernel is, and the
+        tail never feeds the head), both on the kernel's backend."""
+        found = []
+        nodes = self.graph.nodes
+        for i, a in enumerate(kernels):
+            for n in bits(self.ops(a.inside) & cuts):
+                tail = a.inside & nodes[n].downstream & ~single(n)
+                head = a.inside & ~tail
+                if not self.ops(tail):
+                    continue
+                parts = []
+                for inside in (head, tail):
+                    nested = tuple(s for s in a.sub_graph.nested if s.inside & inside)
+                    if any(s.inside & ~inside for s in nested):
+                        break  # a composite straddles the cut
+                    sub = SubGraph(self.graph, inside, "", nested)
+                    if not self.fits(sub, a.backend):
+                        break
+                    parts.append(Kernel(sub, a.backend))
+                else:
+                    op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
+                    found.append(self._replace(kernels, (i,), parts,
+                                               f"cut {self.describe(a)} after {op}#{n}"))
         return found
 
     def _splits(self, kernels: Sequence[Kernel]) -> list[Plan]:
@@ -667,6 +709,11 @@ class _Search:
         self.measured: dict[frozenset, tuple[Plan, float]] = {start.key: (start, 1.0)}
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
+        self.cuts = 0
+        """Where the start plan's kernels end (their exit nodes): the cuts the search
+        found worth making, which a mutation may make inside one kernel of another plan."""
+        for k in start.kernels:
+            self.cuts |= k.sub_graph.exit & space.graph.kernel_nodes
 
     def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
                    ) -> None:
@@ -725,11 +772,12 @@ class _Search:
         record.status = "rejected"
         return False
 
-    def climb(self, point: Plan) -> Plan:
-        """First-improvement hill climbing from `point` until no mutation is faster."""
+    def climb(self, point: Plan, cuts_only: bool = False) -> Plan:
+        """First-improvement hill climbing from `point` until no mutation (no cut, with
+        `cuts_only`) is faster."""
         current = point
         while not self.out_of_budget():
-            for challenger in self.space.mutations(current, self.rng):
+            for challenger in self.space.mutations(current, self.rng, self.cuts, cuts_only):
                 if challenger.key in self.tried:
                     continue
                 if self.out_of_budget():
@@ -742,6 +790,12 @@ class _Search:
             else:
                 return current
         return current
+
+    def fastest_alone(self) -> Plan | None:
+        """The one-kernel seed (a backend alone) measured fastest, if any was."""
+        alone = [(ratio, plan) for plan, ratio in self.measured.values()
+                 if plan.origin.endswith(" alone") and len(plan.kernels) == 1]
+        return min(alone, key=lambda e: e[0])[1] if alone else None
 
     def load_start(self, seeds: int) -> bool:
         """Load the start plan; with the auto budget, size the budget for `seeds` seeds by
@@ -759,7 +813,7 @@ class _Search:
         per_plan = self.result.load_s + timing_s
         budget = self.result.budget_s
         if self.options.budget_s == AUTO:
-            budget = min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 3) * per_plan))
+            budget = min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 3 + CUT_TRIALS) * per_plan))
         self.set_budget(budget, 2 * self.result.load_s + timing_s, seeds * per_plan)
         return True
 
@@ -788,6 +842,12 @@ class _Search:
                     break
                 if self.compare(best, seed, "seed", order, share):
                     best = seed
+        alone = self.fastest_alone()
+        if alone is not None and alone is not best and not self.out_of_budget():
+            self.relative[alone.key] = self.measured[alone.key][1]
+            top = self.climb(alone, cuts_only=True)
+            if top is not alone and self.compare(best, top, "climb"):
+                best = top
         for point in [best] if best is start else [best, start]:
             if self.out_of_budget():
                 break

@@ -26,7 +26,7 @@ from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, of
+from collage_xdsl.index_set import bits, count, first, of
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.interpreter import run_function, run_module
 from collage_xdsl.partition import Kernel, partition
@@ -38,6 +38,7 @@ from collage_xdsl.plan_timing import MeasuredScorer, _interleave
 from collage_xdsl.refine import (
     AUTO_CAP_S,
     AUTO_MIN_S,
+    CUT_TRIALS,
     TIE,
     Comparison,
     LatencyScorer,
@@ -314,7 +315,7 @@ def distinct_seeds(space: MoveSpace, start) -> int:
 
 
 @pytest.mark.parametrize("load_s, budget_s", [
-    (20.0, None),        # (seeds + 3) x 20 s
+    (20.0, None),        # (seeds + 3 + CUT_TRIALS) x 20 s
     (1.0, AUTO_MIN_S),   # quick plans keep the 30 s
     (200.0, AUTO_CAP_S),
 ])
@@ -332,7 +333,7 @@ def test_the_auto_budget_grows_with_the_start_plans_load(load_s, budget_s):
     result = refine(space, start, latency, RefineOptions(budget_s="auto", min_gain=0.0),
                     clock=lambda: now[0])
     assert result.load_s == load_s
-    assert result.budget_s == (budget_s or (seeds + 3) * load_s)
+    assert result.budget_s == (budget_s or (seeds + 3 + CUT_TRIALS) * load_s)
     assert result.to_json()["budget"] == "auto" and result.to_json()["load_s"] == load_s
     assert result.summary("main").endswith(f" s of an auto budget of {result.budget_s:.0f} s")
     compared = [t for t in result.trials if t.kind == "seed"]
@@ -356,7 +357,7 @@ def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
     start = kernels(space.graph, *BAD_START)
     result = refine(space, start, SlowRuns(latency), RefineOptions(budget_s="auto"),
                     clock=lambda: now[0])
-    assert result.budget_s == (2 + 3) * (2.0 + 50.0)
+    assert result.budget_s == (2 + 3 + CUT_TRIALS) * (2.0 + 50.0)
 
 
 def test_a_seed_over_its_share_of_the_budget_does_not_starve_the_others():
@@ -914,3 +915,85 @@ def test_compile_summary_counts_kernel_calls_and_shared_kernels():
     unknown = {"functions": [{"total_cost": None, "estimated_seconds": None}]}
     assert kernel_summary(Partitioned(module, unknown, "", 1.0)) == (
         "3 kernels (openvino 1, tvm 2), 2 distinct, estimated unknown, partitioned in 1.00 s")
+
+
+def test_a_cut_splits_a_kernel_after_one_of_the_start_plans_exits():
+    space = chain_space()
+    graph = space.graph
+    whole = make_plan(kernels(graph, ("abcde", "tvm")), "tvm alone")
+    assert not [m for m in space.mutations(whole, random.Random(0))
+                if m.origin.startswith("cut")]
+    cuts = space.mutations(whole, random.Random(0), named(graph, "b", "e"))
+    cut = [m for m in cuts if m.origin.startswith("cut")]
+    assert len(cut) == 1  # after e nothing is left to cut off
+    assert cut[0].origin.startswith("cut ") and cut[0].origin.endswith(
+        f"@tvm after relu#{first(named(graph, 'b'))}")
+    assert sorted(k.inside for k in cut[0].kernels) == sorted(
+        [named(graph, "a", "b"), named(graph, "c", "d", "e")])
+    assert all(k.backend == "tvm" for k in cut[0].kernels)
+
+
+def test_the_climb_from_a_seed_makes_the_start_plans_cut_it_lacks():
+    """A kernel costs 2, an op 1, and %b fused with %c 3 more: tvm alone (10) beats the
+    start plan of one kernel per op (15), and one cut of it after %b, where the start plan
+    has a kernel end, is the optimum (9)."""
+    graph = DataflowGraph(main_of(parse(CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    start = kernels(graph, *((name, "tvm") for name in "abcde"))
+    bc = named(graph, "b", "c")
+
+    def latency(plan) -> float:
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 3.0 * (k.inside & bc == bc)
+                   for k in plan.kernels)
+
+    result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0))
+    assert latency(result.plan) == 9.0
+    assert sorted(k.inside for k in result.plan.kernels) == sorted(
+        [named(graph, "a", "b"), named(graph, "c", "d", "e")])
+    accepted = [t.origin for t in result.trials if t.status == "accepted"]
+    assert accepted[:2] == ["tvm alone", f"cut {space.describe(space.seeds()[0].kernels[0])} "
+                                         f"after relu#{first(named(graph, 'b'))}"]
+
+
+def test_every_cut_of_a_whole_model_kernel_is_a_valid_cover():
+    """The transformer encoder's residual branches: a cut's head keeps what does not
+    depend on the cut node, so both parts stay convex and the tail never feeds the head."""
+    module = import_onnx(make_models.make_model("transformer_encoder"))
+    graph = DataflowGraph(main_of(module))
+    backends = [get_backend(n) for n in ("onnxruntime", "openvino")]
+    any_depth = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)  # maximal regions
+    space = MoveSpace(graph, backends, {b.name: any_depth for b in backends})
+    whole = make_plan(assign_kernels(graph, backends[1], fusion="whole"), "openvino alone")
+    exits = 0
+    for k in assign_kernels(graph, backends[0], fusion="none"):
+        exits |= k.sub_graph.exit
+    cuts = [m for m in space.mutations(whole, random.Random(0), exits)
+            if m.origin.startswith("cut")]
+    assert len(cuts) > 20
+    for plan in cuts:
+        head, tail = sorted(plan.kernels, key=lambda k: first(k.inside))
+        assert head.inside | tail.inside == whole.kernels[0].inside
+        assert space.fits(head.sub_graph, "openvino") and space.fits(tail.sub_graph, "openvino")
+        assert not head.sub_graph.input & tail.inside and space.acyclic(plan.kernels)
+
+
+def test_a_backend_alone_slower_than_the_start_plan_is_still_cut():
+    """%b fused with %c costs 9 more: tvm alone (16) loses to the start plan (15), but
+    cut after %b (9) beats it; the cut-only climb from the seed finds that first."""
+    graph = DataflowGraph(main_of(parse(CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    start = kernels(graph, *((name, "tvm") for name in "abcde"))
+    bc = named(graph, "b", "c")
+
+    def latency(plan) -> float:
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 9.0 * (k.inside & bc == bc)
+                   for k in plan.kernels)
+
+    result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0))
+    assert latency(result.plan) == 9.0
+    steps = [(t.kind, t.status, t.origin.split()[0]) for t in result.trials]
+    assert steps[0] == ("seed", "rejected", "tvm")
+    climb = steps.index(("climb", "accepted", "cut"))
+    assert {s[2] for s in steps[1:climb]} == {"cut"}  # the cut-only climb came first
+    assert ("mutation", "accepted", "cut") in steps[1:climb]
+    assert result.ratio == pytest.approx(9.0 / 15.0)

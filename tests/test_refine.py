@@ -997,3 +997,26 @@ def test_a_backend_alone_slower_than_the_start_plan_is_still_cut():
     assert {s[2] for s in steps[1:climb]} == {"cut"}  # the cut-only climb came first
     assert ("mutation", "accepted", "cut") in steps[1:climb]
     assert result.ratio == pytest.approx(9.0 / 15.0)
+
+
+def test_a_cut_found_as_the_budget_runs_out_goes_to_the_confirmation():
+    """As above, each new plan taking 1 s of an 8 s budget: the cut-only climb accepts
+    the cut, the budget is spent before it is compared with the start plan in a climb,
+    and the confirmation (its reserve) compares it and keeps it."""
+    graph = DataflowGraph(main_of(parse(CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    start = kernels(graph, *((name, "tvm") for name in "abcde"))
+    bc = named(graph, "b", "c")
+    now = [0.0]
+
+    def latency(plan) -> float:
+        now[0] += 1.0
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 9.0 * (k.inside & bc == bc)
+                   for k in plan.kernels)
+
+    result = refine(space, start, latency, RefineOptions(budget_s=8, min_gain=0.0),
+                    clock=lambda: now[0])
+    kinds = [(t.kind, t.status) for t in result.trials]
+    assert ("mutation", "accepted") in kinds and ("climb", "accepted") not in kinds
+    assert kinds[-1] == ("confirm", "confirmed") and result.stopped == "budget"
+    assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0

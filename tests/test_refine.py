@@ -933,19 +933,28 @@ def test_a_cut_splits_a_kernel_after_one_of_the_start_plans_exits():
     assert all(k.backend == "tvm" for k in cut[0].kernels)
 
 
-def test_the_climb_from_a_seed_makes_the_start_plans_cut_it_lacks():
-    """A kernel costs 2, an op 1, and %b fused with %c 3 more: tvm alone (10) beats the
-    start plan of one kernel per op (15), and one cut of it after %b, where the start plan
-    has a kernel end, is the optimum (9)."""
+def fused_bc_case(penalty: float, now: list[float] | None = None):
+    """The chain on tvm alone, one kernel per op to start with; a kernel costs 2, an op 1
+    and %b fused with %c `penalty` more (each new plan advancing `now` by 1 s)."""
     graph = DataflowGraph(main_of(parse(CHAIN)))
     space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
     start = kernels(graph, *((name, "tvm") for name in "abcde"))
     bc = named(graph, "b", "c")
 
     def latency(plan) -> float:
-        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 3.0 * (k.inside & bc == bc)
+        if now is not None:
+            now[0] += 1.0
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) + penalty * (k.inside & bc == bc)
                    for k in plan.kernels)
 
+    return graph, space, start, latency
+
+
+def test_the_climb_from_a_seed_makes_the_start_plans_cut_it_lacks():
+    """A kernel costs 2, an op 1, and %b fused with %c 3 more: tvm alone (10) beats the
+    start plan of one kernel per op (15), and one cut of it after %b, where the start plan
+    has a kernel end, is the optimum (9)."""
+    graph, space, start, latency = fused_bc_case(3.0)
     result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0))
     assert latency(result.plan) == 9.0
     assert sorted(k.inside for k in result.plan.kernels) == sorted(
@@ -980,15 +989,7 @@ def test_every_cut_of_a_whole_model_kernel_is_a_valid_cover():
 def test_a_backend_alone_slower_than_the_start_plan_is_still_cut():
     """%b fused with %c costs 9 more: tvm alone (16) loses to the start plan (15), but
     cut after %b (9) beats it; the cut-only climb from the seed finds that first."""
-    graph = DataflowGraph(main_of(parse(CHAIN)))
-    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
-    start = kernels(graph, *((name, "tvm") for name in "abcde"))
-    bc = named(graph, "b", "c")
-
-    def latency(plan) -> float:
-        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 9.0 * (k.inside & bc == bc)
-                   for k in plan.kernels)
-
+    _, space, start, latency = fused_bc_case(9.0)
     result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0))
     assert latency(result.plan) == 9.0
     steps = [(t.kind, t.status, t.origin.split()[0]) for t in result.trials]
@@ -1003,17 +1004,8 @@ def test_a_cut_found_as_the_budget_runs_out_goes_to_the_confirmation():
     """As above, each new plan taking 1 s of an 8 s budget: the cut-only climb accepts
     the cut, the budget is spent before it is compared with the start plan in a climb,
     and the confirmation (its reserve) compares it and keeps it."""
-    graph = DataflowGraph(main_of(parse(CHAIN)))
-    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
-    start = kernels(graph, *((name, "tvm") for name in "abcde"))
-    bc = named(graph, "b", "c")
     now = [0.0]
-
-    def latency(plan) -> float:
-        now[0] += 1.0
-        return sum(2.0 + count(k.inside & graph.kernel_nodes) + 9.0 * (k.inside & bc == bc)
-                   for k in plan.kernels)
-
+    _, space, start, latency = fused_bc_case(9.0, now)
     result = refine(space, start, latency, RefineOptions(budget_s=8, min_gain=0.0),
                     clock=lambda: now[0])
     kinds = [(t.kind, t.status) for t in result.trials]

@@ -7,7 +7,8 @@ Cuts the ONNX file at the named tensors, in order: piece i is every node the nex
 tensor (the last piece: the model's outputs) depends on, back to the graph inputs and the
 cut tensors before it. Each piece and the whole model are compiled by `--backend`
 (OpenVINO or ONNX Runtime, as `collage bench` runs them: the process's threads, f32) and,
-after a check that the chained pieces give the whole model's outputs, timed side by side
+after a check that the chained pieces give the whole model's outputs on seeded inputs
+(`collage`'s `random_inputs`), timed side by side
 in balanced interleaved rounds (`collage bench`'s `measure`: one 50 ms sample each per
 round). Prints both medians and the median per-round ratio of the pieces to the whole
 with its 95% confidence interval.
@@ -33,6 +34,7 @@ from onnx import helper
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.stats import median_ci
+from collage_xdsl.tools.collage import load_model, random_inputs
 from collage_xdsl.tools.collage_bench import (check_agreement, measure, onnxruntime_session,
                                               openvino_model)
 
@@ -40,8 +42,6 @@ SAMPLE_S = 0.05
 IR_VERSION = 7
 """At least this IR version for a piece: initializers need not be graph inputs (the light
 model zoo's files are version 3), and ONNX Runtime 1.2x reads it."""
-TYPES = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.INT64: np.int64,
-         onnx.TensorProto.INT32: np.int32}
 
 
 def pieces(model: onnx.ModelProto, cuts: list[str]) -> list[onnx.ModelProto]:
@@ -98,14 +98,13 @@ def pieces(model: onnx.ModelProto, cuts: list[str]) -> list[onnx.ModelProto]:
     return found
 
 
-def runner(path: Path, model: onnx.ModelProto, backend: str, policy: ThreadPolicy):
+def runner(path: Path, model: onnx.ModelProto, inputs: list[str], backend: str,
+           policy: ThreadPolicy):
     """A call `inputs -> outputs` of `model` (saved at `path`) on `backend`."""
     onnx.save(model, path)
     if backend == "openvino":
         return openvino_model(path, policy)
-    initializers = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in initializers]
-    return onnxruntime_session(path, names, policy)
+    return onnxruntime_session(path, inputs, policy)
 
 
 def main() -> None:
@@ -117,38 +116,30 @@ def main() -> None:
     args = p.parse_args()
     if args.rounds < 1:
         raise CollageError("--rounds must be at least 1")
-    if not Path(args.model).is_file():
-        raise CollageError(f"{args.model}: no such file")
-    model = onnx.load(args.model)
-    parts = pieces(model, [c for c in args.cuts.split(",") if c])
+    model = load_model(args.model)
+    if model.onnx_path is None:
+        raise CollageError(f"{args.model}: not an .onnx model")
+    proto = onnx.load(model.onnx_path)
+    parts = pieces(proto, [c for c in args.cuts.split(",") if c])
     policy = ThreadPolicy()
     with tempfile.TemporaryDirectory() as tmp:
-        whole = runner(Path(tmp) / "whole.onnx", model, args.backend, policy)
-        calls = [(runner(Path(tmp) / f"piece{i}.onnx", part, args.backend, policy),
-                  [v.name for v in part.graph.input], [v.name for v in part.graph.output])
-                 for i, part in enumerate(parts)]
-    initializers = {t.name for t in model.graph.initializer}
-    graph_inputs = [v for v in model.graph.input if v.name not in initializers]
-    outputs = [o.name for o in model.graph.output]
+        whole = runner(Path(tmp) / "whole.onnx", proto, model.input_names, args.backend,
+                       policy)
+        calls = []
+        for i, part in enumerate(parts):
+            names = [v.name for v in part.graph.input]
+            calls.append((runner(Path(tmp) / f"piece{i}.onnx", part, names, args.backend,
+                                 policy), names, [v.name for v in part.graph.output]))
 
     def chain(xs: list[np.ndarray]) -> list[np.ndarray]:
-        tensors = {v.name: x for v, x in zip(graph_inputs, xs)}
+        tensors = dict(zip(model.input_names, xs))
         for call, names, ends in calls:
             tensors.update(zip(ends, call([tensors[n] for n in names])))
-        return [tensors[o] for o in outputs]
+        return [tensors[o] for o in model.output_names]
 
-    rng = np.random.default_rng(0)
-    inputs = []
-    for v in graph_inputs:
-        t = v.type.tensor_type
-        dtype = TYPES.get(t.elem_type)
-        if dtype is None or any(not d.dim_value for d in t.shape.dim):
-            raise CollageError(f"input {v.name!r}: only static float32/int32/int64 inputs")
-        shape = [d.dim_value for d in t.shape.dim]
-        inputs.append(rng.standard_normal(shape).astype(dtype) if dtype == np.float32
-                      else rng.integers(0, 2, shape).astype(dtype))
+    inputs = random_inputs(model, 0)
     configs = {"whole": whole, f"{len(parts)} pieces": chain}
-    check_agreement(configs, inputs, outputs, rtol=1e-3, atol=1e-4)
+    check_agreement(configs, inputs, model.output_names, rtol=1e-3, atol=1e-4)
     samples = measure(configs, inputs, args.rounds, warmup=1, sample_s=SAMPLE_S)
     print(f"{Path(args.model).name} on {args.backend}, cut at {args.cuts}, "
           f"{policy.threads} threads, {args.rounds} rounds")

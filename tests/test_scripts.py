@@ -156,3 +156,14 @@ def test_onnx_cuts_names_a_missing_model(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == f"error: {missing}: no such file\n"
+
+
+def test_onnx_cuts_refuses_a_module(tmp_path):
+    module = tmp_path / "m.mlir"
+    module.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                      "  %y = collage.relu %x : tensor<2xf32>\n"
+                      "  func.return %y : tensor<2xf32>\n}\n")
+    done = subprocess.run([sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(module), "y"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == f"error: {module}: not an .onnx model\n"

@@ -38,13 +38,14 @@ worth of whole-model measurements per generation):
    seconds; one that takes longer (untuned TVM alone compiling and running a big model)
    is left unfinished and the next seed is compared.
 2. **Climbs**: first, when the best plan is not the backend alone measured fastest, a
-   climb of cuts only (below) from that seed, whose result replaces the best plan when
-   compared faster with it (when the budget is spent, when faster by the comparisons
-   along the climb, and the confirmation decides: ZFNet-512's cut OpenVINO measured
-   0.95x of the start plan that way and was lost without it); then from the best plan, then from the start plan (a fused
-   single-backend seed rarely has a one-step mutation other than a cut that beats it,
-   while the mixed start plan often does), mutations of the current plan are compared
-   with it, by class, each class shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
+   climb of cuts only (below) from that seed. Its result replaces the best plan when
+   compared faster with it, or, when the budget is spent by then, when faster by the
+   comparisons along the climb, and the confirmation decides (ZFNet-512's cut OpenVINO
+   measured 0.95x of the start plan and was lost for want of that last comparison).
+   Then from the best plan, then from the start plan (a fused single-backend seed
+   rarely has a one-step mutation other than a cut that beats it, while the mixed start
+   plan often does), mutations of the current plan are compared with it, by class, each
+   class shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
    cut a kernel in two after a node where one of the start plan's kernels ends (what
    depends on that node, and the rest), both on its backend; reassign a kernel to
    another backend; move one op across a boundary into the touching kernel; split a
@@ -793,11 +794,10 @@ class _Search:
                 return current
         return current
 
-    def fastest_alone(self) -> Plan | None:
+    def fastest_alone(self, seeds: Sequence[Plan]) -> Plan | None:
         """The one-kernel seed (a backend alone) measured fastest, if any was."""
-        alone = [(ratio, plan) for plan, ratio in self.measured.values()
-                 if plan.origin.endswith(" alone") and len(plan.kernels) == 1]
-        return min(alone, key=lambda e: e[0])[1] if alone else None
+        alone = [s for s in seeds if len(s.kernels) == 1 and s.key in self.measured]
+        return min(alone, key=lambda s: self.measured[s.key][1], default=None)
 
     def load_start(self, seeds: int) -> bool:
         """Load the start plan; with the auto budget, size the budget for `seeds` seeds by
@@ -844,8 +844,8 @@ class _Search:
                     break
                 if self.compare(best, seed, "seed", order, share):
                     best = seed
-        alone = self.fastest_alone()
-        if alone is not None and alone is not best and not self.out_of_budget():
+        alone = self.fastest_alone(plans)
+        if alone is not None and alone.key != best.key and not self.out_of_budget():
             self.relative[alone.key] = self.measured[alone.key][1]
             top = self.climb(alone, cuts_only=True)
             if top is not alone:

@@ -53,8 +53,12 @@ worth of whole-model measurements per generation):
    Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
    AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
    connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's
-   plans end a kernel. A new kernel must be supported by its backend (every op) and
-   valid under the coalescing config the partition pass uses for that backend
+   plans end a kernel. Cuts come in the order of their rank (`CutPoints`): first where
+   the start plan ends a kernel of the same backend and hands its value to another
+   backend, then where it ends one of the same backend, then the rest (on AlexNet the
+   auto budget has room for one or two cuts; shuffled, they were the wrong ones). A new
+   kernel must be supported by its backend (every op) and valid under the coalescing
+   config the partition pass uses for that backend
    (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
    survive where their backend keeps them. A mutation faster by more than `min_gain`
    (the ratio of its latency to the current plan's below 1 - min_gain, and the upper end
@@ -182,6 +186,50 @@ def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
     return Plan(tuple(sorted(kernels, key=lambda k: first(k.inside))), origin)
 
 
+@dataclass(frozen=True)
+class CutPoints:
+    """Where a plan's kernels end: each exit node with the backend of the kernel ending
+    there and whether a kernel on another backend reads it (a hand-off).
+
+    A cut of a kernel on backend B after node n ranks 0 where the plan ends a B kernel at
+    n and hands n off: the search paid a crossing to stop B there (AlexNet's plan ends an
+    OpenVINO kernel at each fully connected layer's Gemm and runs its ReLU on TVM, and
+    OpenVINO alone cut there is 0.90x of whole); 1 where it ends a B kernel; 2 elsewhere
+    (after the ReLU that TVM ran, which would keep OpenVINO's fused ReLU)."""
+
+    ends: Mapping[int, tuple[str, bool]]
+
+    @staticmethod
+    def of(kernels: Sequence[Kernel]) -> CutPoints:
+        if not kernels:
+            return CutPoints({})
+        graph = kernels[0].sub_graph.graph
+        backend_of = {n: k.backend for k in kernels for n in bits(k.inside)}
+        ends = {}
+        for k in kernels:
+            for n in bits(k.sub_graph.exit & graph.kernel_nodes):
+                readers = {backend_of.get(u, k.backend)
+                           for u in bits(graph.nodes[n].output_set)}
+                ends[n] = (k.backend, bool(readers - {k.backend}))
+        return CutPoints(ends)
+
+    @cached_property
+    def nodes(self) -> int:
+        found = 0
+        for n in self.ends:
+            found |= single(n)
+        return found
+
+    def rank(self, node: int, backend: str) -> int:
+        ended, handed_off = self.ends[node]
+        return 2 if ended != backend else 0 if handed_off else 1
+
+
+def unranked(plans: Sequence[Plan]) -> list[tuple[int, Plan]]:
+    """Mutations of a class whose order is left to the shuffle alone."""
+    return [(0, p) for p in plans]
+
+
 class MoveSpace:
     """What the kernels of one function may become: the enabled backends, the ops each
     supports, and the shape a fused kernel of each must keep (`configs`: the partition
@@ -278,21 +326,22 @@ class MoveSpace:
 
     # -- mutations -----------------------------------------------------------------------
 
-    def mutations(self, plan: Plan, rng: random.Random, cuts: int = 0,
+    def mutations(self, plan: Plan, rng: random.Random, cuts: CutPoints | None = None,
                   cuts_only: bool = False) -> list[Plan]:
-        """Every valid mutation of `plan`: merges, cuts at the nodes of `cuts`,
+        """Every valid mutation of `plan`: merges, cuts at `cuts` (by their rank),
         reassignments, moves, splits (each class shuffled by `rng`, in that order); only
         the cuts with `cuts_only`."""
         kernels = plan.kernels
-        classes = ((self._cuts(kernels, cuts),) if cuts_only else
-                   (self._merges(kernels), self._cuts(kernels, cuts),
-                    self._reassignments(kernels), self._moves(kernels),
-                    self._splits(kernels)))
+        ranked_cuts = self._cuts(kernels, cuts or CutPoints({}))
+        classes = ((ranked_cuts,) if cuts_only else
+                   (unranked(self._merges(kernels)), ranked_cuts,
+                    unranked(self._reassignments(kernels)), unranked(self._moves(kernels)),
+                    unranked(self._splits(kernels))))
         found: list[Plan] = []
         for cls in classes:
-            valid = [p for p in cls if p.key != plan.key and self.acyclic(p.kernels)]
+            valid = [(r, p) for r, p in cls if p.key != plan.key and self.acyclic(p.kernels)]
             rng.shuffle(valid)
-            found += valid
+            found += [p for _, p in sorted(valid, key=lambda rp: rp[0])]
         return found
 
     def _replace(self, kernels: Sequence[Kernel], drop: Sequence[int], new: Sequence[Kernel],
@@ -353,14 +402,14 @@ class MoveSpace:
                         f"move {op}#{n} from {self.describe(a)} to {self.describe(b)}"))
         return found
 
-    def _cuts(self, kernels: Sequence[Kernel], cuts: int) -> list[Plan]:
-        """Each kernel cut in two after one of its nodes in `cuts`: the tail is what
-        depends on that node, the head the rest (both convex when the kernel is, and the
-        tail never feeds the head), both on the kernel's backend."""
+    def _cuts(self, kernels: Sequence[Kernel], cuts: CutPoints) -> list[tuple[int, Plan]]:
+        """Each kernel cut in two after one of its nodes in `cuts`, with the cut's rank:
+        the tail is what depends on that node, the head the rest (both convex when the
+        kernel is, and the tail never feeds the head), both on the kernel's backend."""
         found = []
         nodes = self.graph.nodes
         for i, a in enumerate(kernels):
-            for n in bits(self.ops(a.inside) & cuts):
+            for n in bits(self.ops(a.inside) & cuts.nodes):
                 tail = a.inside & nodes[n].downstream & ~single(n)
                 head = a.inside & ~tail
                 if not self.ops(tail):
@@ -376,8 +425,8 @@ class MoveSpace:
                     parts.append(Kernel(sub, a.backend))
                 else:
                     op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
-                    found.append(self._replace(kernels, (i,), parts,
-                                               f"cut {self.describe(a)} after {op}#{n}"))
+                    found.append((cuts.rank(n, a.backend), self._replace(
+                        kernels, (i,), parts, f"cut {self.describe(a)} after {op}#{n}")))
         return found
 
     def _splits(self, kernels: Sequence[Kernel]) -> list[Plan]:
@@ -712,11 +761,9 @@ class _Search:
         self.measured: dict[frozenset, tuple[Plan, float]] = {start.key: (start, 1.0)}
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
-        self.cuts = 0
-        """Where the start plan's kernels end (their exit nodes): the cuts the search
-        found worth making, which a mutation may make inside one kernel of another plan."""
-        for k in start.kernels:
-            self.cuts |= k.sub_graph.exit & space.graph.kernel_nodes
+        self.cuts = CutPoints.of(start.kernels)
+        """Where the start plan's kernels end: the cuts the search found worth making,
+        which a mutation may make inside one kernel of another plan."""
 
     def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
                    ) -> None:

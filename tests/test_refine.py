@@ -41,6 +41,7 @@ from collage_xdsl.refine import (
     CUT_TRIALS,
     TIE,
     Comparison,
+    CutPoints,
     LatencyScorer,
     MoveSpace,
     RefineOptions,
@@ -923,7 +924,8 @@ def test_a_cut_splits_a_kernel_after_one_of_the_start_plans_exits():
     whole = make_plan(kernels(graph, ("abcde", "tvm")), "tvm alone")
     assert not [m for m in space.mutations(whole, random.Random(0))
                 if m.origin.startswith("cut")]
-    cuts = space.mutations(whole, random.Random(0), named(graph, "b", "e"))
+    ends = CutPoints.of(kernels(graph, ("ab", "tvm"), ("cde", "tvm")))
+    cuts = space.mutations(whole, random.Random(0), ends)
     cut = [m for m in cuts if m.origin.startswith("cut")]
     assert len(cut) == 1  # after e nothing is left to cut off
     assert cut[0].origin.startswith("cut ") and cut[0].origin.endswith(
@@ -931,6 +933,25 @@ def test_a_cut_splits_a_kernel_after_one_of_the_start_plans_exits():
     assert sorted(k.inside for k in cut[0].kernels) == sorted(
         [named(graph, "a", "b"), named(graph, "c", "d", "e")])
     assert all(k.backend == "tvm" for k in cut[0].kernels)
+
+
+def test_cuts_come_where_the_start_plan_hands_off_first():
+    """The start plan ends tvm kernels at %a, %b (read by the test backend's %c) and %d,
+    and the test backend's at %c: cutting tvm alone after %b comes first, after %a or %d
+    next, after %c last, whatever the shuffle."""
+    space = chain_space()
+    graph = space.graph
+    start = kernels(graph, ("a", "tvm"), ("b", "tvm"), ("c", "test"), ("d", "tvm"),
+                    ("e", "tvm"))
+    ends = CutPoints.of(start)
+    a, b, c, d = (first(named(graph, x)) for x in "abcd")
+    assert [ends.rank(n, "tvm") for n in (a, b, c, d)] == [1, 0, 2, 1]
+    assert ends.rank(c, "test") == 0  # the test backend's kernel hands %c to tvm
+    whole = make_plan(kernels(graph, ("abcde", "tvm")), "tvm alone")
+    for seed in range(8):
+        cuts = space.mutations(whole, random.Random(seed), ends, cuts_only=True)
+        after = [int(m.origin.rsplit("#", 1)[1]) for m in cuts]
+        assert after[0] == b and set(after[1:3]) == {a, d} and after[3] == c
 
 
 def fused_bc_case(penalty: float, now: list[float] | None = None):
@@ -973,9 +994,7 @@ def test_every_cut_of_a_whole_model_kernel_is_a_valid_cover():
     any_depth = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)  # maximal regions
     space = MoveSpace(graph, backends, {b.name: any_depth for b in backends})
     whole = make_plan(assign_kernels(graph, backends[1], fusion="whole"), "openvino alone")
-    exits = 0
-    for k in assign_kernels(graph, backends[0], fusion="none"):
-        exits |= k.sub_graph.exit
+    exits = CutPoints.of(assign_kernels(graph, backends[0], fusion="none"))
     cuts = [m for m in space.mutations(whole, random.Random(0), exits)
             if m.origin.startswith("cut")]
     assert len(cuts) > 20

@@ -53,10 +53,11 @@ worth of whole-model measurements per generation):
    Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
    AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
    connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's
-   plans end a kernel. Cuts come in the order of their rank (`CutPoints`): first where
-   the start plan ends a kernel of the same backend and hands its value to another
-   backend, then where it ends one of the same backend, then the rest (on AlexNet the
-   auto budget has room for one or two cuts; shuffled, they were the wrong ones). A new
+   plans end a kernel. Cuts come in the order of their rank (`CutPoints`): first those
+   that break a fusion (a Gemm and the bias add or ReLU that reads it) where the start
+   plan hands off to another backend, then those that break a fusion, then hand-offs,
+   then the rest (on AlexNet the auto budget has room for one or two cuts; shuffled,
+   they were the wrong ones). A new
    kernel must be supported by its backend (every op) and valid under the coalescing
    config the partition pass uses for that backend
    (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
@@ -122,6 +123,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from collage_xdsl.backends.base import Backend
+from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import FUSION_DISCOUNT
 from collage_xdsl.graph import DataflowGraph
@@ -188,16 +190,18 @@ def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
 
 @dataclass(frozen=True)
 class CutPoints:
-    """Where a plan's kernels end: each exit node with the backend of the kernel ending
-    there and whether a kernel on another backend reads it (a hand-off).
+    """Where a plan's kernels end, each exit node with the rank of a cut after it (lower
+    first): 0 where the cut breaks a fusion (a reader of the node is elementwise or
+    broadcast, which a backend fuses into it) and the plan hands the node to another
+    backend, 1 where it breaks a fusion, 2 where it hands off, 3 elsewhere.
 
-    A cut of a kernel on backend B after node n ranks 0 where the plan ends a B kernel at
-    n and hands n off: the search paid a crossing to stop B there (AlexNet's plan ends an
-    OpenVINO kernel at each fully connected layer's Gemm and runs its ReLU on TVM, and
-    OpenVINO alone cut there is 0.90x of whole); 1 where it ends a B kernel; 2 elsewhere
-    (after the ReLU that TVM ran, which would keep OpenVINO's fused ReLU)."""
+    The cuts that paid are between a fully connected layer's Gemm and its ReLU
+    (OpenVINO alone cut there: AlexNet 0.90x, ZFNet-512 0.85x, VGG-19 0.97x of whole,
+    `scripts/onnx_cuts.py`); one after a ReLU keeps what the backend fuses and adds a
+    boundary (AlexNet's OpenVINO cut after a convolution's ReLU: 1.06x of the start plan).
+    A hand-off is where the search paid a crossing to end a kernel."""
 
-    ends: Mapping[int, tuple[str, bool]]
+    ranks: Mapping[int, int]
 
     @staticmethod
     def of(kernels: Sequence[Kernel]) -> CutPoints:
@@ -205,24 +209,21 @@ class CutPoints:
             return CutPoints({})
         graph = kernels[0].sub_graph.graph
         backend_of = {n: k.backend for k in kernels for n in bits(k.inside)}
-        ends = {}
+        ranks = {}
         for k in kernels:
             for n in bits(k.sub_graph.exit & graph.kernel_nodes):
-                readers = {backend_of.get(u, k.backend)
-                           for u in bits(graph.nodes[n].output_set)}
-                ends[n] = (k.backend, bool(readers - {k.backend}))
-        return CutPoints(ends)
+                readers = list(bits(graph.nodes[n].output_set))
+                fused = any(graph.nodes[u].kind <= OpPatternKind.BROADCAST for u in readers)
+                handed_off = any(backend_of.get(u, k.backend) != k.backend for u in readers)
+                ranks[n] = 2 * (not fused) + (not handed_off)
+        return CutPoints(ranks)
 
     @cached_property
     def nodes(self) -> int:
         found = 0
-        for n in self.ends:
+        for n in self.ranks:
             found |= single(n)
         return found
-
-    def rank(self, node: int, backend: str) -> int:
-        ended, handed_off = self.ends[node]
-        return 2 if ended != backend else 0 if handed_off else 1
 
 
 def unranked(plans: Sequence[Plan]) -> list[tuple[int, Plan]]:
@@ -425,7 +426,7 @@ class MoveSpace:
                     parts.append(Kernel(sub, a.backend))
                 else:
                     op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
-                    found.append((cuts.rank(n, a.backend), self._replace(
+                    found.append((cuts.ranks[n], self._replace(
                         kernels, (i,), parts, f"cut {self.describe(a)} after {op}#{n}")))
         return found
 

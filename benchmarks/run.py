@@ -56,7 +56,8 @@ Output: the tables on stdout (latency medians; ratios with CIs, partition times 
 additive errors; the geomean of each non-single configuration's ratio over the models
 and how many models are above 1.02x), and in `--out` (default `WORK/results`):
 `results.json` (everything, with threads, rounds, host, library versions, date and the
-command line), `table.md` (the same tables in Markdown) and `ratios.png`.
+command line; each refined configuration's partition record carries refinement's report,
+every trial in order: `collage_xdsl.refine.Refinement.to_json`), `table.md` (the same tables in Markdown) and `ratios.png`.
 
 Bad options (an unknown model, a work directory that cannot be written) are one
 `error:` line and exit status 2.
@@ -121,6 +122,7 @@ def _partition_record(partitioned) -> dict:
         "cost_db_hits": sum(f["cost_db_hits"] for f in functions),
         "kernels": kernel_summary(partitioned),
         "mixing_ratio": _mixing_ratio(functions),
+        "refinement": partitioned.refinement and partitioned.refinement["functions"],
     }
 
 

@@ -292,6 +292,10 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     cold = json.loads((work / "costs" / "mlp.cold.json").read_text())["seconds"]
     assert mlp["partition"]["cold_seconds"] == cold > 0
     assert mlp["partition"]["warm"]["estimates"] == 0
+    assert mlp["partition"]["warm"]["refinement"] is None
+    refinement = mlp["partition"]["refined"]["refinement"]  # every trial, as refine reports
+    assert [f["function"] for f in refinement] == ["main"]
+    assert refinement[0]["budget"] == 1.0 and isinstance(refinement[0]["trials"], list)
     # the search considers every one-backend cover too: mixing is estimated no dearer
     mixing = mlp["partition"]["warm"]["mixing_ratio"]
     assert 0 < mixing <= 1 + 1e-9

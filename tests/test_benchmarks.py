@@ -295,7 +295,7 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert mlp["partition"]["warm"]["refinement"] is None
     refinement = mlp["partition"]["refined"]["refinement"]  # every trial, as refine reports
     assert [f["function"] for f in refinement] == ["main"]
-    assert refinement[0]["budget"] == 1.0 and isinstance(refinement[0]["trials"], list)
+    assert 0 < refinement[0]["budget"] <= 1.0 and isinstance(refinement[0]["trials"], list)
     # the search considers every one-backend cover too: mixing is estimated no dearer
     mixing = mlp["partition"]["warm"]["mixing_ratio"]
     assert 0 < mixing <= 1 + 1e-9

@@ -57,9 +57,8 @@ worth of whole-model measurements per generation):
    that break a fusion (a Gemm and the bias add or ReLU that reads it) where the start
    plan hands off to another backend, then those that break a fusion, then hand-offs,
    then the rest (on AlexNet the auto budget has room for one or two cuts; shuffled,
-   they were the wrong ones). A new
-   kernel must be supported by its backend (every op) and valid under the coalescing
-   config the partition pass uses for that backend
+   they were the wrong ones). A new kernel must be supported by its backend (every op)
+   and valid under the coalescing config the partition pass uses for that backend
    (`MoveSpace.fits`), and no kernels may depend on each other in a cycle. Composites
    survive where their backend keeps them. A mutation faster by more than `min_gain`
    (the ratio of its latency to the current plan's below 1 - min_gain, and the upper end

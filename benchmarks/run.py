@@ -57,7 +57,8 @@ additive errors; the geomean of each non-single configuration's ratio over the m
 and how many models are above 1.02x), and in `--out` (default `WORK/results`):
 `results.json` (everything, with threads, rounds, host, library versions, date and the
 command line; each refined configuration's partition record carries refinement's report,
-every trial in order: `collage_xdsl.refine.Refinement.to_json`), `table.md` (the same tables in Markdown) and `ratios.png`.
+every trial in order: `collage_xdsl.refine.Refinement.to_json`), `table.md` (the same
+tables in Markdown) and `ratios.png`.
 
 Bad options (an unknown model, a work directory that cannot be written) are one
 `error:` line and exit status 2.

@@ -126,7 +126,7 @@ from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import FUSION_DISCOUNT
 from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, count, first, single
+from collage_xdsl.index_set import bits, count, first, of, single
 from collage_xdsl.partition import ANY_SHAPE, Kernel, kernel_label
 from collage_xdsl.passes.assign import assign_kernels, supported
 from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
@@ -219,10 +219,7 @@ class CutPoints:
 
     @cached_property
     def nodes(self) -> int:
-        found = 0
-        for n in self.ranks:
-            found |= single(n)
-        return found
+        return of(self.ranks)
 
 
 def unranked(plans: Sequence[Plan]) -> list[tuple[int, Plan]]:

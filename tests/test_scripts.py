@@ -14,13 +14,21 @@ from onnx import TensorProto, helper, numpy_helper
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
-def _matmul_relu(path: Path) -> Path:
-    weight = numpy_helper.from_array(
-        np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32), "w")
+def _matmul_relu(path: Path, then_matmul: bool = False) -> Path:
+    """x @ w1 -> %m1, ReLU -> %r (the output), and with `then_matmul` %r @ w2 -> %y (the
+    output instead)."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in (("w1", (16, 8)), ("w2", (8, 4)))[:1 + then_matmul]]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
+             helper.make_node("Relu", ["m1"], ["r"])]
+    if then_matmul:
+        nodes.append(helper.make_node("MatMul", ["r", "w2"], ["y"]))
+    output = helper.make_tensor_value_info(*(("y", TensorProto.FLOAT, [4, 4]) if then_matmul
+                                             else ("r", TensorProto.FLOAT, [4, 8])))
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], [weight])
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [output], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, path)
@@ -48,17 +56,18 @@ def test_selector_cost_needs_alternatives(tmp_path):
     assert done.stderr.startswith(f"error: {tmp_path}: not a collage artifact")
 
 
-@pytest.mark.parametrize("script, message", [
-    ("in_run_cost.py", "no such artifact directory"),
-    ("ort_spinning.py", "no such file"),
-    ("process_spread.py", "no such file"),
-    ("selector_cost.py", "no such file"),
-    ("session_spread.py", "no such file"),
-    ("speed_windows.py", "no such file"),
+@pytest.mark.parametrize("script, message, more", [
+    ("in_run_cost.py", "no such artifact directory", ()),
+    ("onnx_cuts.py", "no such file", ("m1",)),
+    ("ort_spinning.py", "no such file", ()),
+    ("process_spread.py", "no such file", ()),
+    ("selector_cost.py", "no such file", ()),
+    ("session_spread.py", "no such file", ()),
+    ("speed_windows.py", "no such file", ()),
 ])
-def test_a_missing_model_is_one_error_line(tmp_path, script, message):
+def test_a_missing_model_is_one_error_line(tmp_path, script, message, more):
     missing = tmp_path / "missing.onnx"
-    done = subprocess.run([sys.executable, str(SCRIPTS / script), str(missing)],
+    done = subprocess.run([sys.executable, str(SCRIPTS / script), str(missing), *more],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == f"error: {missing}: {message}\n"
@@ -107,25 +116,10 @@ def test_same_cuts_names_an_unknown_backend(tmp_path):
     assert done.stderr.startswith("error: ") and "cuda" in done.stderr
 
 
-def _two_layers(path: Path) -> Path:
-    rng = np.random.default_rng(0)
-    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-               for name, shape in (("w1", (16, 8)), ("w2", (8, 4)))]
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["m1"]), helper.make_node("Relu", ["m1"], ["r"]),
-         helper.make_node("MatMul", ["r", "w2"], ["y"])],
-        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
-
-
 @pytest.mark.parametrize("backend, cuts, pieces", [
     ("openvino", "m1", 2), ("onnxruntime", "m1,r", 3)])
 def test_onnx_cuts_times_the_pieces_beside_the_whole_model(tmp_path, backend, cuts, pieces):
-    model = _two_layers(tmp_path / "two.onnx")
+    model = _matmul_relu(tmp_path / "two.onnx", then_matmul=True)
     done = subprocess.run(
         [sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(model), cuts, "--backend", backend,
          "--rounds", "2"], capture_output=True, text=True, timeout=300)
@@ -143,19 +137,11 @@ def test_onnx_cuts_times_the_pieces_beside_the_whole_model(tmp_path, backend, cu
     ("x", "error: piece 1 (up to 'x') is empty\n"),
 ])
 def test_onnx_cuts_names_a_cut_it_cannot_make(tmp_path, cuts, message):
-    model = _two_layers(tmp_path / "two.onnx")
+    model = _matmul_relu(tmp_path / "two.onnx", then_matmul=True)
     done = subprocess.run([sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(model), cuts],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == message
-
-
-def test_onnx_cuts_names_a_missing_model(tmp_path):
-    missing = tmp_path / "missing.onnx"
-    done = subprocess.run([sys.executable, str(SCRIPTS / "onnx_cuts.py"), str(missing), "m1"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1
-    assert done.stderr == f"error: {missing}: no such file\n"
 
 
 def test_onnx_cuts_refuses_a_module(tmp_path):

@@ -173,6 +173,7 @@ def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned
                 mock_costs=options.mock_costs,
                 report=str(refine_path),
                 alternatives=options.alternatives,
+                cost_db=options.cost_db,
             ).apply(Context(), module)
             refinement = json.loads(refine_path.read_text())
         CollageOutlinePass().apply(Context(), module)

@@ -46,14 +46,17 @@ worth of whole-model measurements per generation):
    rarely has a one-step mutation other than a cut that beats it, while the mixed start
    plan often does), mutations of the current plan are compared with it, by class, each
    class shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
-   cut a kernel in two after a node where one of the start plan's kernels ends (what
-   depends on that node, and the rest), both on its backend; reassign a kernel to
+   cut a kernel in two after a node where one of the start plan's kernels ends or where
+   the cost database says a cut gains (what depends on that node, and the rest), both on
+   its backend; reassign a kernel to
    another backend; move one op across a boundary into the touching kernel; split a
    kernel into its ops on a backend that supports them all, or into TVM FuseOps groups.
    Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
    AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
    connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's
    plans end a kernel. Cuts come in the order of their rank (`CutPoints`): first those
+   the cost database says gain, the most first (`gains`, `collage_xdsl.cut_gains`: the
+   database measured a kernel on the backend slower than its two halves), then those
    that break a fusion (a Gemm and the bias add or ReLU that reads it) where the start
    plan hands off to another backend, then those that break a fusion, then hand-offs,
    then the rest (on AlexNet the auto budget has room for one or two cuts; shuffled,
@@ -189,8 +192,10 @@ def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
 
 @dataclass(frozen=True)
 class CutPoints:
-    """Where a plan's kernels end, each exit node with the rank of a cut after it (lower
-    first): 0 where the cut breaks a fusion (a reader of the node is elementwise or
+    """The cuts refinement offers, with their rank (lower first). First the cuts the cost
+    database says gain (`gains`, `collage_xdsl.cut_gains`: (node, backend) -> seconds),
+    the most first. Then where the start plan's kernels end (`ranks`), each exit node
+    ranked 0 where the cut breaks a fusion (a reader of the node is elementwise or
     broadcast, which a backend fuses into it) and the plan hands the node to another
     backend, 1 where it breaks a fusion, 2 where it hands off, 3 elsewhere.
 
@@ -201,11 +206,14 @@ class CutPoints:
     A hand-off is where the search paid a crossing to end a kernel."""
 
     ranks: Mapping[int, int]
+    gains: Mapping[tuple[int, str], float] = field(default_factory=dict)
 
     @staticmethod
-    def of(kernels: Sequence[Kernel]) -> CutPoints:
+    def of(kernels: Sequence[Kernel], gains: Mapping[tuple[int, str], float] | None = None
+           ) -> CutPoints:
+        gains = dict(gains or {})
         if not kernels:
-            return CutPoints({})
+            return CutPoints({}, gains)
         graph = kernels[0].sub_graph.graph
         backend_of = {n: k.backend for k in kernels for n in bits(k.inside)}
         ranks = {}
@@ -215,16 +223,20 @@ class CutPoints:
                 fused = any(graph.nodes[u].kind <= OpPatternKind.BROADCAST for u in readers)
                 handed_off = any(backend_of.get(u, k.backend) != k.backend for u in readers)
                 ranks[n] = 2 * (not fused) + (not handed_off)
-        return CutPoints(ranks)
+        return CutPoints(ranks, gains)
 
-    @cached_property
-    def nodes(self) -> int:
-        return of(self.ranks)
+    def nodes(self, backend: str) -> int:
+        """The nodes a kernel on `backend` may be cut after."""
+        return of(self.ranks) | of(n for n, b in self.gains if b == backend)
+
+    def rank(self, node: int, backend: str) -> tuple[int, float]:
+        gain = self.gains.get((node, backend))
+        return (0, -gain) if gain is not None else (1 + self.ranks[node], 0.0)
 
 
-def unranked(plans: Sequence[Plan]) -> list[tuple[int, Plan]]:
+def unranked(plans: Sequence[Plan]) -> list[tuple[tuple[int, float], Plan]]:
     """Mutations of a class whose order is left to the shuffle alone."""
-    return [(0, p) for p in plans]
+    return [((0, 0.0), p) for p in plans]
 
 
 class MoveSpace:
@@ -399,14 +411,15 @@ class MoveSpace:
                         f"move {op}#{n} from {self.describe(a)} to {self.describe(b)}"))
         return found
 
-    def _cuts(self, kernels: Sequence[Kernel], cuts: CutPoints) -> list[tuple[int, Plan]]:
+    def _cuts(self, kernels: Sequence[Kernel], cuts: CutPoints
+              ) -> list[tuple[tuple[int, float], Plan]]:
         """Each kernel cut in two after one of its nodes in `cuts`, with the cut's rank:
         the tail is what depends on that node, the head the rest (both convex when the
         kernel is, and the tail never feeds the head), both on the kernel's backend."""
         found = []
         nodes = self.graph.nodes
         for i, a in enumerate(kernels):
-            for n in bits(self.ops(a.inside) & cuts.nodes):
+            for n in bits(self.ops(a.inside) & cuts.nodes(a.backend)):
                 tail = a.inside & nodes[n].downstream & ~single(n)
                 head = a.inside & ~tail
                 if not self.ops(tail):
@@ -422,7 +435,7 @@ class MoveSpace:
                     parts.append(Kernel(sub, a.backend))
                 else:
                     op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
-                    found.append((cuts.ranks[n], self._replace(
+                    found.append((cuts.rank(n, a.backend), self._replace(
                         kernels, (i,), parts, f"cut {self.describe(a)} after {op}#{n}")))
         return found
 
@@ -728,12 +741,14 @@ def format_trials(report: dict) -> str:
 
 def refine(space: MoveSpace, start: Sequence[Kernel], scorer: Scorer | Callable[[Plan], float],
            options: RefineOptions = RefineOptions(),
-           clock: Callable[[], float] = time.monotonic) -> Refinement:
+           clock: Callable[[], float] = time.monotonic,
+           gains: Mapping[tuple[int, str], float] | None = None) -> Refinement:
     """Search from the `start` kernels for a faster plan (see the module docstring).
     `scorer` is a `Scorer` (closed at the end) or a latency function of a plan (wrapped
-    in `LatencyScorer`)."""
+    in `LatencyScorer`); `gains`: what the cost database says cuts gain
+    (`collage_xdsl.cut_gains`), offered first."""
     search = _Search(space, scorer if isinstance(scorer, Scorer) else LatencyScorer(scorer),
-                     options, clock, make_plan(start, "start"))
+                     options, clock, make_plan(start, "start"), CutPoints.of(start, gains))
     try:
         search.run()
     finally:
@@ -745,7 +760,7 @@ class _Search:
     """The state of one `refine` call."""
 
     def __init__(self, space: MoveSpace, scorer: Scorer, options: RefineOptions,
-                 clock: Callable[[], float], start: Plan):
+                 clock: Callable[[], float], start: Plan, cuts: CutPoints):
         self.space, self.scorer, self.options, self.clock = space, scorer, options, clock
         self.began = clock()
         self.result = Refinement(start, start, options)
@@ -758,9 +773,10 @@ class _Search:
         self.measured: dict[frozenset, tuple[Plan, float]] = {start.key: (start, 1.0)}
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
-        self.cuts = CutPoints.of(start.kernels)
-        """Where the start plan's kernels end: the cuts the search found worth making,
-        which a mutation may make inside one kernel of another plan."""
+        self.cuts = cuts
+        """The cuts the cost database says gain and where the start plan's kernels end
+        (the cuts the search found worth making), which a mutation may make inside one
+        kernel of another plan."""
 
     def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
                    ) -> None:

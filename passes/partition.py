@@ -37,7 +37,7 @@ After (`backends=tvm,test test-ops=relu,add mock-costs="tvm:2,test:1"`):
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -115,6 +115,17 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
+    return CachedCostEstimator(inner, db, cost_db_versions(specs, evict)), db
+
+
+def cost_db_versions(specs: Sequence[PartitionSpec], evict: bool
+                     ) -> Callable[[KernelRequest], str]:
+    """The version a kernel's measurement is kept under in the cost database: the
+    backend's version and how it was timed (after L2 eviction when ``evict``; a kernel
+    that does all the work, as a plan alone)."""
+    from collage_xdsl.measure import MeasureSettings
+
+    settings = MeasureSettings(evict=evict)
     how = measurement(evict, settings.min_span_s)
     alone_how = alone_measurement(settings.alone_span_s)
     versions = {s.name: f"{s.backend.version}; {how}" for s in specs if s.backend is not None}
@@ -123,7 +134,7 @@ def make_estimator(
         version = versions[request.backend]
         return f"{version}; {alone_how}" if request.alone else version
 
-    return CachedCostEstimator(inner, db, version_of), db
+    return version_of
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,10 @@ start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may
 what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `tvm-max-regions`, `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
+`cost-db=PATH`, the database `collage-partition` filled, puts first the cuts it measured
+to gain (`collage_xdsl.cut_gains`: a kernel on a backend slower than its two halves cut
+after a node), also where no kernel of the start plan ends; it is only read.
+
 `alternatives=N` (default 0) also keeps the N measured plans closest to the result, each
 within 15% of it (`collage_xdsl.refine.TIE`), as functions `@<name>.alt1`, ... after
 `@<name>`, listed in its `collage.alternatives` attribute; the runtime chooses between
@@ -57,7 +61,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -68,16 +72,20 @@ from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, SymbolTable
 
+from collage_xdsl.candidates import PartitionSpec, generate_candidates
 from collage_xdsl.conditioning import SoftmaxRounding
+from collage_xdsl.cost_db import CostDatabase
+from collage_xdsl.cut_gains import cut_gains, database_cost_of
 from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
 from collage_xdsl.errors import CollageError
+from collage_xdsl.evict import needs_eviction
 from collage_xdsl.estimators import parse_mock_costs
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.passes.outline import outline_kernels
-from collage_xdsl.passes.partition import CollagePartitionPass
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
 from collage_xdsl.refine import (
     AUTO,
     LatencyScorer,
@@ -162,6 +170,9 @@ class CollageRefinePass(CandidateOptions):
     mock_transfer: float | int = 0.0
     report: str | None = None
     alternatives: int = 0
+    cost_db: str | None = None
+    """The partition pass's cost database: the cuts it measured to gain are tried first
+    (`collage_xdsl.cut_gains`); read only."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = RefineOptions(
@@ -199,6 +210,9 @@ class CollageRefinePass(CandidateOptions):
         if not functions:
             raise CollageError("collage-refine: no function holds collage.kernel regions; run "
                                "it after collage-partition and before collage-outline")
+        if self.cost_db is not None and not Path(self.cost_db).is_file():
+            raise CollageError(f"collage-refine: cost database {self.cost_db} does not "
+                               "exist (collage-partition's cost-db fills it)")
         ends = None if options.budget_s == AUTO else time.monotonic() + float(options.budget_s)
         reports = []
         for func in functions:
@@ -217,10 +231,11 @@ class CollageRefinePass(CandidateOptions):
                                         rounds=self.rounds, timeout_s=self.timeout,
                                         precision=max(options.min_gain / 2, 0.005),
                                         explain=SoftmaxRounding(work, name, inputs).note)
+            gains = self.gains(work, graph, specs)
             budget = AUTO if ends is None else max(0.0, ends - time.monotonic())
             result = refine(MoveSpace(graph, backends, configs), start, scorer,
                             RefineOptions(budget, self.seed, options.min_gain,
-                                          options.alternatives))
+                                          options.alternatives), gains=gains)
             print(result.summary(name), file=sys.stderr)
             reports.append({"function": name, **result.to_json()})
             costs = {(k.inside, k.backend): k.cost for k in start}
@@ -246,6 +261,21 @@ class CollageRefinePass(CandidateOptions):
             except OSError as e:
                 raise CollageError(f"collage-refine: cannot write report {self.report}: "
                                    f"{e.strerror}") from None
+
+
+    def gains(self, work: ModuleOp, graph: DataflowGraph, specs: Sequence[PartitionSpec]
+              ) -> dict[tuple[int, str], float] | None:
+        """What the `cost_db` database says each cut in `graph` (a function of `work`, its
+        kernels inlined) gains (`cut_gains`, with the costs the partition pass kept there,
+        under its versions); None without a database."""
+        if self.cost_db is None:
+            return None
+        from collage_xdsl.codegen.threads import ThreadPolicy
+
+        evict = needs_eviction(work, ThreadPolicy.resolve(None).threads)
+        with CostDatabase(self.cost_db) as db:
+            return cut_gains(graph, generate_candidates(graph, specs),
+                             database_cost_of(db, cost_db_versions(specs, evict)))
 
 
 def _partitioned_copy(work: ModuleOp, name: str, nodes: int, plan: Plan,

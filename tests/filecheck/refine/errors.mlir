@@ -9,6 +9,7 @@
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,test test-ops=relu budget=5}' 2>&1 | filecheck %s --check-prefix=MEASURED
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,cuda budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=BACKEND
 // RUN: not collage-opt %s -p 'collage-refine{budget=ten}' 2>&1 | filecheck %s --check-prefix=PARSE
+// RUN: not collage-opt %s -p 'collage-partition{estimator=mock},collage-refine{budget=5 scorer=mock cost-db="%t/none.sqlite"}' 2>&1 | filecheck %s --check-prefix=COSTDB
 // RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
 // RUN: not collage-opt %s -p 'collage-refine{budget=auto scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
 // RUN: not collage-opt %s -p 'collage-fuse-ops,collage-outline,collage-refine{budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=UNPARTITIONED
@@ -28,4 +29,5 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MEASURED: error: {{.*}}errors.mlir: collage-refine: scorer=measured runs every kernel; backend 'test' has no codegen hook (hooks exist for onnxruntime, openvino, tvm); use scorer=mock for toy backends
 // BACKEND: error: {{.*}}errors.mlir: unknown backend 'cuda'
 // PARSE: error: {{.*}}errors.mlir: collage-refine: budget must be auto or a finite number of seconds >= 0, got 'ten'
+// COSTDB: error: {{.*}}errors.mlir: collage-refine: cost database {{.*}}none.sqlite does not exist (collage-partition's cost-db fills it)
 // UNPARTITIONED: error: {{.*}}errors.mlir: collage-refine: no function holds collage.kernel regions; run it after collage-partition and before collage-outline

@@ -1,0 +1,126 @@
+"""What the cost database says a cut gains (`collage_xdsl.cut_gains`), and the cuts
+refinement therefore tries first."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from xdsl.context import Context
+
+from collage_xdsl.backends import gather_specs, get_backend
+from collage_xdsl.candidates import generate_candidates
+from collage_xdsl.cost import Cost
+from collage_xdsl.cost_db import CostDatabase
+from collage_xdsl.cut_gains import cut_gains
+from collage_xdsl.errors import CollageError
+from collage_xdsl.estimators import Measurement, kernel_request
+from collage_xdsl.evict import needs_eviction
+from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.index_set import count, first
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
+from collage_xdsl.passes.refine import CollageRefinePass
+from collage_xdsl.refine import CutPoints, MoveSpace, make_plan
+from collage_xdsl.subgraph import SubGraph
+from ir_helpers import main_of, parse
+from test_refine import CONFIGS, MLP_CHAIN, kernels, named
+
+
+def penalised(graph: DataflowGraph, pair: int, penalty: float):
+    """A cost per kernel op, `penalty` more for a sub-graph holding both nodes of `pair`."""
+
+    def cost_of(sub: SubGraph, backend: str) -> float:
+        ops = sub.inside & graph.kernel_nodes
+        return count(ops) + penalty * (ops & pair == pair)
+
+    return cost_of
+
+
+def test_a_cut_gains_what_the_fused_kernel_costs_beyond_its_halves():
+    """matmul %a, relu %b, matmul %c, ...: every tvm candidate holding %a and %b costs 3
+    more, so each one cut after %a gains 3 (the halves cost their ops), and no other cut
+    gains."""
+    graph = DataflowGraph(main_of(parse(MLP_CHAIN)))
+    candidates = generate_candidates(graph, gather_specs(["tvm"]))
+    gains = cut_gains(graph, candidates, penalised(graph, named(graph, "a", "b"), 3.0))
+    assert gains == {(first(named(graph, "a")), "tvm"): 3.0}
+
+
+def test_a_cut_whose_half_the_database_lacks_gains_nothing():
+    graph = DataflowGraph(main_of(parse(MLP_CHAIN)))
+    candidates = generate_candidates(graph, gather_specs(["tvm"]))
+    costs = penalised(graph, named(graph, "a", "b"), 3.0)
+    a = named(graph, "a")
+    assert cut_gains(graph, candidates,
+                     lambda sub, backend: None if sub.inside == a else costs(sub, backend)) == {}
+
+
+def test_cuts_the_database_says_gain_come_first_the_most_first():
+    """tvm alone cut: the cost database's cuts (after %c gaining 2, after %a gaining 1)
+    before the start plan's kernel ends (%b), whatever the shuffle."""
+    graph = DataflowGraph(main_of(parse(MLP_CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    a, b, c = (first(named(graph, x)) for x in "abc")
+    start = kernels(graph, ("ab", "tvm"), ("cde", "tvm"))
+    cuts = CutPoints.of(start, {(a, "tvm"): 1.0, (c, "tvm"): 2.0, (b, "onnxruntime"): 5.0})
+    whole = make_plan(kernels(graph, ("abcde", "tvm")), "tvm alone")
+    for seed in range(4):
+        found = space.mutations(whole, random.Random(seed), cuts, cuts_only=True)
+        assert [int(m.origin.rsplit("#", 1)[1]) for m in found] == [c, a, b]
+
+
+def refine_trials(tmp_path, cost_db: str | None) -> list[dict]:
+    """The trials of refining MLP_CHAIN's one tvm kernel with the mock scorer."""
+    module = parse(MLP_CHAIN)
+    CollagePartitionPass(backends=("tvm",), estimator="mock", mock_costs="tvm:1",
+                         cost_db=cost_db).apply(Context(), module)
+    report = tmp_path / "refine.json"
+    CollageRefinePass(backends=("tvm",), scorer="mock", mock_costs="tvm:1", budget=10,
+                      cost_db=cost_db, report=str(report)).apply(Context(), module)
+    (function,) = json.loads(report.read_text())["functions"]
+    return function["trials"]
+
+
+def test_refinement_first_cuts_where_the_cost_database_measured_a_fused_kernel_slow(tmp_path):
+    """The partition pass filled the database with mock costs; then the kernel of matmul %a
+    and relu %b measured 10 s there: refinement's first trial is the cut after %a, a cut
+    no kernel of the start plan (the whole chain on tvm) ends at."""
+    db_path = str(tmp_path / "costs.sqlite")
+    assert not any(t["origin"].startswith("cut ") for t in refine_trials(tmp_path, None))
+    refine_trials(tmp_path, db_path)  # fills the database
+    module = parse(MLP_CHAIN)
+    graph = DataflowGraph(main_of(module))
+    specs = CollagePartitionPass(backends=("tvm",)).specs()
+    (ab,) = [c.sub_graph for c in generate_candidates(graph, specs)
+             if c.sub_graph.inside & graph.kernel_nodes == named(graph, "a", "b")]
+    request = kernel_request(ab, "tvm")
+    version = cost_db_versions(specs, needs_eviction(module, 1))(request)
+    with CostDatabase(db_path) as db:
+        assert db.get(request.key, "tvm", version) is not None
+        db.put(request.key, "tvm", version, Measurement(Cost(10.0)))
+    trials = [t for t in refine_trials(tmp_path, db_path) if t["kind"] == "mutation"]
+    assert trials[0]["origin"].endswith(f"after matmul#{first(named(graph, 'a'))}")
+
+
+def test_a_cost_database_that_is_not_there_is_an_error_naming_it(tmp_path):
+    module = parse(MLP_CHAIN)
+    CollagePartitionPass(backends=("tvm",), estimator="mock", mock_costs="tvm:1").apply(
+        Context(), module)
+    missing = tmp_path / "nowhere.sqlite"
+    with pytest.raises(CollageError, match=f"cost database {missing} does not exist"):
+        CollageRefinePass(backends=("tvm",), scorer="mock", mock_costs="tvm:1", budget=10,
+                          cost_db=str(missing)).apply(Context(), module)
+    assert not missing.exists()
+
+
+def test_a_corrupt_cost_database_is_an_error_naming_it(tmp_path):
+    module = parse(MLP_CHAIN)
+    CollagePartitionPass(backends=("tvm",), estimator="mock", mock_costs="tvm:1").apply(
+        Context(), module)
+    corrupt = tmp_path / "costs.sqlite"
+    corrupt.write_bytes(b"not a database" * 100)
+    with pytest.raises(CollageError, match=str(corrupt)):
+        CollageRefinePass(backends=("tvm",), scorer="mock", mock_costs="tvm:1", budget=10,
+                          cost_db=str(corrupt)).apply(Context(), module)
+    assert corrupt.read_bytes() == b"not a database" * 100

@@ -303,6 +303,12 @@ class MoveSpace:
         """`conv2d_add_relu@tvm`."""
         return f"{kernel_label(self.graph, kernel)}@{kernel.backend}"
 
+    def describe_node(self, node: int) -> str:
+        """`matmul#38`: the op's name and the node's index."""
+        op = self.graph.nodes[node].op
+        assert op is not None
+        return f"{op.name.removeprefix('collage.')}#{node}"
+
     # -- seeds -------------------------------------------------------------------------
 
     def seeds(self, start: Plan | None = None) -> list[Plan | str]:
@@ -387,7 +393,6 @@ class MoveSpace:
 
     def _moves(self, kernels: Sequence[Kernel]) -> list[Plan]:
         found = []
-        nodes = self.graph.nodes
         for i, a in enumerate(kernels):
             for j, b in enumerate(kernels):
                 if i == j or not a.sub_graph.are_touching(b.sub_graph):
@@ -405,10 +410,9 @@ class MoveSpace:
                         if not self.fits(shrunk, a.backend):
                             continue
                         new.append(Kernel(shrunk, a.backend))
-                    op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
                     found.append(self._replace(
-                        kernels, (i, j), new,
-                        f"move {op}#{n} from {self.describe(a)} to {self.describe(b)}"))
+                        kernels, (i, j), new, f"move {self.describe_node(n)} from "
+                        f"{self.describe(a)} to {self.describe(b)}"))
         return found
 
     def _cuts(self, kernels: Sequence[Kernel], cuts: CutPoints
@@ -434,9 +438,9 @@ class MoveSpace:
                         break
                     parts.append(Kernel(sub, a.backend))
                 else:
-                    op = nodes[n].op.name.removeprefix("collage.")  # type: ignore[union-attr]
                     found.append((cuts.rank(n, a.backend), self._replace(
-                        kernels, (i,), parts, f"cut {self.describe(a)} after {op}#{n}")))
+                        kernels, (i,), parts,
+                        f"cut {self.describe(a)} after {self.describe_node(n)}")))
         return found
 
     def _splits(self, kernels: Sequence[Kernel]) -> list[Plan]:
@@ -662,6 +666,8 @@ class Refinement:
     alternatives: list[tuple[Plan, float]] = field(default_factory=list)
     """Plans kept for the runtime, with their latency relative to the start plan's, in
     step 5's order."""
+    cut_gains: list[tuple[str, str, float]] = field(default_factory=list)
+    """The cuts the cost database says gain, as (node, backend, share), the most first."""
 
     @property
     def changed(self) -> bool:
@@ -713,6 +719,8 @@ class Refinement:
             "start_ms": self.start_ms, "final_ms": self.final_ms, "ratio": self.ratio,
             "changed": self.changed, "trials": [t.to_json() for t in self.trials],
             "alternatives": [{**plan(p), "vs_start": r} for p, r in self.alternatives],
+            "cut_gains": [{"after": n, "backend": b, "gain": round(g, 4)}
+                          for n, b, g in self.cut_gains],
         }
 
 
@@ -731,6 +739,9 @@ def format_trials(report: dict) -> str:
              f"{report['budget_s']:.0f} s",
              f"  {'kind':<9} {'status':<17} {'kernels':>7} {'ratio':>8} {'vs start':>9}  "
              f"origin / reason"]
+    if report.get("cut_gains"):
+        lines.insert(1, "  cuts the cost database says gain: " + ", ".join(
+            f"{c['backend']} after {c['after']} ({c['gain']:.2f})" for c in report["cut_gains"]))
     for t in report["trials"]:
         why = "; ".join(x for x in (t["reason"], t["note"]) if x)
         lines.append(f"  {t['kind']:<9} {t['status']:<17} {t['kernels']:>7} "
@@ -774,6 +785,9 @@ class _Search:
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
         self.cuts = cuts
+        self.result.cut_gains = sorted(
+            ((space.describe_node(n), b, g) for (n, b), g in cuts.gains.items()),
+            key=lambda c: -c[2])
         """The cuts the cost database says gain and where the start plan's kernels end
         (the cuts the search found worth making), which a mutation may make inside one
         kernel of another plan."""

@@ -22,7 +22,7 @@ from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import count, first
 from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
 from collage_xdsl.passes.refine import CollageRefinePass
-from collage_xdsl.refine import CutPoints, MoveSpace, make_plan
+from collage_xdsl.refine import CutPoints, MoveSpace, format_trials, make_plan
 from collage_xdsl.subgraph import SubGraph
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, kernels, named
@@ -77,8 +77,8 @@ def test_cuts_the_database_says_gain_come_first_the_most_first():
         assert [int(m.origin.rsplit("#", 1)[1]) for m in found] == [c, a, b]
 
 
-def refine_trials(tmp_path, cost_db: str | None) -> list[dict]:
-    """The trials of refining MLP_CHAIN's one tvm kernel with the mock scorer."""
+def refine_report(tmp_path, cost_db: str | None) -> dict:
+    """The report of refining MLP_CHAIN's one tvm kernel with the mock scorer."""
     module = parse(MLP_CHAIN)
     CollagePartitionPass(backends=("tvm",), estimator="mock", mock_costs="tvm:1",
                          cost_db=cost_db).apply(Context(), module)
@@ -86,16 +86,19 @@ def refine_trials(tmp_path, cost_db: str | None) -> list[dict]:
     CollageRefinePass(backends=("tvm",), scorer="mock", mock_costs="tvm:1", budget=10,
                       cost_db=cost_db, report=str(report)).apply(Context(), module)
     (function,) = json.loads(report.read_text())["functions"]
-    return function["trials"]
+    return function
 
 
 def test_refinement_first_cuts_where_the_cost_database_measured_a_fused_kernel_slow(tmp_path):
     """The partition pass filled the database with mock costs; then the kernel of matmul %a
-    and relu %b measured 10 s there: refinement's first trial is the cut after %a, a cut
-    no kernel of the start plan (the whole chain on tvm) ends at."""
+    and relu %b (and so of %c and %d, the same structure) measured 10 s there:
+    refinement's first trial is a cut after %a or %c, where no kernel of the start plan
+    (the whole chain on tvm) ends."""
     db_path = str(tmp_path / "costs.sqlite")
-    assert not any(t["origin"].startswith("cut ") for t in refine_trials(tmp_path, None))
-    refine_trials(tmp_path, db_path)  # fills the database
+    without = refine_report(tmp_path, None)
+    assert without["cut_gains"] == []
+    assert not any(t["origin"].startswith("cut ") for t in without["trials"])
+    refine_report(tmp_path, db_path)  # fills the database
     module = parse(MLP_CHAIN)
     graph = DataflowGraph(main_of(module))
     specs = CollagePartitionPass(backends=("tvm",)).specs()
@@ -106,8 +109,15 @@ def test_refinement_first_cuts_where_the_cost_database_measured_a_fused_kernel_s
     with CostDatabase(db_path) as db:
         assert db.get(request.key, "tvm", version) is not None
         db.put(request.key, "tvm", version, Measurement(Cost(10.0)))
-    trials = [t for t in refine_trials(tmp_path, db_path) if t["kind"] == "mutation"]
-    assert trials[0]["origin"].endswith(f"after matmul#{first(named(graph, 'a'))}")
+    function = refine_report(tmp_path, db_path)
+    a, c = (f"matmul#{first(named(graph, x))}" for x in "ac")
+    assert sorted((g["after"], g["backend"]) for g in function["cut_gains"]) == [
+        (a, "tvm"), (c, "tvm")]  # %c and %d are %a and %b's structure: one key
+    assert function["cut_gains"][0] == {"after": a, "backend": "tvm", "gain": round(
+        1 - (1 + 1) / 10, 4)}  # the matmul alone 1 s, the relu 1 s (mock), fused 10 s
+    trials = [t for t in function["trials"] if t["kind"] == "mutation"]
+    assert trials[0]["origin"].rsplit(" ", 1)[1] in (a, c)
+    assert f"cuts the cost database says gain: tvm after {a} (" in format_trials(function)
 
 
 def test_a_cost_database_that_is_not_there_is_an_error_naming_it(tmp_path):

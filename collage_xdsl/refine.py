@@ -48,9 +48,9 @@ worth of whole-model measurements per generation):
    class shuffled by the seeded RNG: merge two touching kernels onto either one's backend;
    cut a kernel in two after a node where one of the start plan's kernels ends or where
    the cost database says a cut gains (what depends on that node, and the rest), both on
-   its backend; reassign a kernel to
-   another backend; move one op across a boundary into the touching kernel; split a
-   kernel into its ops on a backend that supports them all, or into TVM FuseOps groups.
+   its backend; reassign a kernel to another backend; move one op across a boundary into
+   the touching kernel; split a kernel into its ops on a backend that supports them all,
+   or into TVM FuseOps groups.
    Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
    AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
    connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's
@@ -193,8 +193,8 @@ def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
 @dataclass(frozen=True)
 class CutPoints:
     """The cuts refinement offers, with their rank (lower first). First the cuts the cost
-    database says gain (`gains`, `collage_xdsl.cut_gains`: (node, backend) -> seconds),
-    the most first. Then where the start plan's kernels end (`ranks`), each exit node
+    database says gain (`gains`, `collage_xdsl.cut_gains`: (node, backend) -> the share
+    of a fused kernel's time the cut saves), the most first. Then where the start plan's kernels end (`ranks`), each exit node
     ranked 0 where the cut breaks a fusion (a reader of the node is elementwise or
     broadcast, which a backend fuses into it) and the plan hands the node to another
     backend, 1 where it breaks a fusion, 2 where it hands off, 3 elsewhere.
@@ -230,6 +230,7 @@ class CutPoints:
         return of(self.ranks) | of(n for n, b in self.gains if b == backend)
 
     def rank(self, node: int, backend: str) -> tuple[int, float]:
+        """The sort key of a cut after `node` of a kernel on `backend`."""
         gain = self.gains.get((node, backend))
         return (0, -gain) if gain is not None else (1 + self.ranks[node], 0.0)
 
@@ -785,12 +786,12 @@ class _Search:
         """Every plan measured, with its latency relative to the start plan's."""
         self.rng = random.Random(options.seed)
         self.cuts = cuts
-        self.result.cut_gains = sorted(
-            ((space.describe_node(n), b, g) for (n, b), g in cuts.gains.items()),
-            key=lambda c: -c[2])
         """The cuts the cost database says gain and where the start plan's kernels end
         (the cuts the search found worth making), which a mutation may make inside one
         kernel of another plan."""
+        self.result.cut_gains = sorted(
+            ((space.describe_node(n), b, g) for (n, b), g in cuts.gains.items()),
+            key=lambda c: -c[2])
 
     def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
                    ) -> None:

@@ -25,8 +25,9 @@ what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc
 `tvm-max-regions`, `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
 `cost-db=PATH`, the database `collage-partition` filled, puts first the cuts it measured
-to gain (`collage_xdsl.cut_gains`: a kernel on a backend slower than its two halves cut
-after a node), also where no kernel of the start plan ends; it is only read.
+to gain at least `min-gain` (`collage_xdsl.cut_gains`: kernels on a backend slower than
+their two halves cut after a node), also where no kernel of the start plan ends; it is
+only read.
 
 `alternatives=N` (default 0) also keeps the N measured plans closest to the result, each
 within 15% of it (`collage_xdsl.refine.TIE`), as functions `@<name>.alt1`, ... after

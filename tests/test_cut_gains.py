@@ -22,7 +22,14 @@ from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import count, first
 from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
 from collage_xdsl.passes.refine import CollageRefinePass
-from collage_xdsl.refine import CutPoints, MoveSpace, format_trials, make_plan
+from collage_xdsl.refine import (
+    CutPoints,
+    MoveSpace,
+    RefineOptions,
+    format_trials,
+    make_plan,
+    refine,
+)
 from collage_xdsl.subgraph import SubGraph
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, kernels, named
@@ -141,3 +148,19 @@ def test_a_corrupt_cost_database_is_an_error_naming_it(tmp_path):
         CollageRefinePass(backends=("tvm",), scorer="mock", mock_costs="tvm:1", budget=10,
                           cost_db=str(corrupt)).apply(Context(), module)
     assert corrupt.read_bytes() == b"not a database" * 100
+
+
+def test_a_cut_the_database_says_gains_less_than_min_gain_is_not_offered_first():
+    """The chain on tvm alone, every kernel costing its ops: no cut pays. The database
+    says the cut after %a gains 0.05 and after %c 0.01; with min_gain 0.03 only the first
+    is offered first (the second is no end of a start-plan kernel, so never offered)."""
+    graph = DataflowGraph(main_of(parse(MLP_CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    a, c = (first(named(graph, x)) for x in "ac")
+    start = kernels(graph, ("abcde", "tvm"))
+    result = refine(space, start, lambda plan: float(len(plan.kernels)),
+                    RefineOptions(budget_s=60, min_gain=0.03),
+                    gains={(a, "tvm"): 0.05, (c, "tvm"): 0.01})
+    assert result.cut_gains == [(f"matmul#{a}", "tvm", 0.05)]
+    cuts = [t.origin for t in result.trials if t.origin.startswith("cut ")]
+    assert cuts == [f"cut {space.describe(start[0])} after matmul#{a}"]

@@ -197,10 +197,11 @@ def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
 class CutPoints:
     """The cuts refinement offers, with their rank (lower first). First the cuts the cost
     database says gain (`gains`, `collage_xdsl.cut_gains`: (node, backend) -> the share
-    of a fused kernel's time the cut saves), the most first. Then where the start plan's kernels end (`ranks`), each exit node
-    ranked 0 where the cut breaks a fusion (a reader of the node is elementwise or
-    broadcast, which a backend fuses into it) and the plan hands the node to another
-    backend, 1 where it breaks a fusion, 2 where it hands off, 3 elsewhere.
+    of a fused kernel's time the cut saves), the most first. Then where the start plan's
+    kernels end (`ranks`), each exit node ranked 0 where the cut breaks a fusion (a
+    reader of the node is elementwise or broadcast, which a backend fuses into it) and the
+    plan hands the node to another backend, 1 where it breaks a fusion, 2 where it hands
+    off, 3 elsewhere.
 
     The cuts that paid are between a fully connected layer's Gemm and its ReLU
     (OpenVINO alone cut there: AlexNet 0.90x, ZFNet-512 0.85x, VGG-19 0.97x of whole,

@@ -39,6 +39,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -76,6 +77,9 @@ from collage_xdsl.transitions import (
     parse_transitions,
     transition_costs,
 )
+
+if TYPE_CHECKING:
+    from collage_xdsl.measure import MeasureSettings
 
 
 def make_estimator(
@@ -115,18 +119,23 @@ def make_estimator(
     if cost_db is None:
         return inner, None
     db = CostDatabase(cost_db)
-    return CachedCostEstimator(inner, db, cost_db_versions(specs, evict)), db
+    return CachedCostEstimator(inner, db, cost_db_versions(specs, settings)), db
 
 
-def cost_db_versions(specs: Sequence[PartitionSpec], evict: bool
+def evicts(module: ModuleOp) -> bool:
+    """Whether the measured estimator times the kernels of `module` after L2 eviction, with
+    this process's thread count (`needs_eviction`)."""
+    from collage_xdsl.codegen.threads import ThreadPolicy
+
+    return needs_eviction(module, ThreadPolicy.resolve(None).threads)
+
+
+def cost_db_versions(specs: Sequence[PartitionSpec], settings: MeasureSettings
                      ) -> Callable[[KernelRequest], str]:
     """The version a kernel's measurement is kept under in the cost database: the
-    backend's version and how it was timed (after L2 eviction when ``evict``; a kernel
-    that does all the work, as a plan alone)."""
-    from collage_xdsl.measure import MeasureSettings
-
-    settings = MeasureSettings(evict=evict)
-    how = measurement(evict, settings.min_span_s)
+    backend's version and how `settings` timed it (a kernel that does all the work, as a
+    plan alone)."""
+    how = measurement(settings.evict, settings.min_span_s)
     alone_how = alone_measurement(settings.alone_span_s)
     versions = {s.name: f"{s.backend.version}; {how}" for s in specs if s.backend is not None}
 
@@ -207,11 +216,8 @@ class CollagePartitionPass(CandidateOptions):
             TuningOptions(self.tvm_tune, self.tvm_tune_trials,
                           self.tvm_tune_db or str(default_db_dir())).export()
         specs = self.specs()
-        from collage_xdsl.codegen.threads import ThreadPolicy
-
-        evict = needs_eviction(op, ThreadPolicy.resolve(None).threads)
         estimator, db = make_estimator(specs, self.estimator, self.mock_costs, self.cost_db,
-                                       self.measure_workers, self.measure_timeout, evict)
+                                       self.measure_workers, self.measure_timeout, evicts(op))
         configs = {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
         transitions = self.transition_costs(specs, db)
 

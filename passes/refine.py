@@ -79,14 +79,13 @@ from collage_xdsl.cost_db import CostDatabase
 from collage_xdsl.cut_gains import cut_gains, database_cost_of
 from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import needs_eviction
 from collage_xdsl.estimators import parse_mock_costs
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.inputs import random_arguments
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.passes.outline import outline_kernels
-from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
 from collage_xdsl.refine import (
     AUTO,
     LatencyScorer,
@@ -263,7 +262,6 @@ class CollageRefinePass(CandidateOptions):
                 raise CollageError(f"collage-refine: cannot write report {self.report}: "
                                    f"{e.strerror}") from None
 
-
     def gains(self, work: ModuleOp, graph: DataflowGraph, specs: Sequence[PartitionSpec]
               ) -> dict[tuple[int, str], float] | None:
         """What the `cost_db` database says each cut in `graph` (a function of `work`, its
@@ -271,12 +269,12 @@ class CollageRefinePass(CandidateOptions):
         under its versions); None without a database."""
         if self.cost_db is None:
             return None
-        from collage_xdsl.codegen.threads import ThreadPolicy
+        from collage_xdsl.measure import MeasureSettings
 
-        evict = needs_eviction(work, ThreadPolicy.resolve(None).threads)
+        versions = cost_db_versions(specs, MeasureSettings(evict=evicts(work)))
         with CostDatabase(self.cost_db) as db:
             return cut_gains(graph, generate_candidates(graph, specs),
-                             database_cost_of(db, cost_db_versions(specs, evict)))
+                             database_cost_of(db, versions))
 
 
 def _partitioned_copy(work: ModuleOp, name: str, nodes: int, plan: Plan,

@@ -17,10 +17,10 @@ from collage_xdsl.cost_db import CostDatabase
 from collage_xdsl.cut_gains import cut_gains
 from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import Measurement, kernel_request
-from collage_xdsl.evict import needs_eviction
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import count, first
-from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions
+from collage_xdsl.measure import MeasureSettings
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
 from collage_xdsl.passes.refine import CollageRefinePass
 from collage_xdsl.refine import (
     CutPoints,
@@ -112,7 +112,7 @@ def test_refinement_first_cuts_where_the_cost_database_measured_a_fused_kernel_s
     (ab,) = [c.sub_graph for c in generate_candidates(graph, specs)
              if c.sub_graph.inside & graph.kernel_nodes == named(graph, "a", "b")]
     request = kernel_request(ab, "tvm")
-    version = cost_db_versions(specs, needs_eviction(module, 1))(request)
+    version = cost_db_versions(specs, MeasureSettings(evict=evicts(module)))(request)
     with CostDatabase(db_path) as db:
         assert db.get(request.key, "tvm", version) is not None
         db.put(request.key, "tvm", version, Measurement(Cost(10.0)))

@@ -1042,3 +1042,45 @@ def test_a_cut_found_as_the_budget_runs_out_goes_to_the_confirmation():
     assert ("mutation", "accepted") in kinds and ("climb", "accepted") not in kinds
     assert kinds[-1] == ("confirm", "confirmed") and result.stopped == "budget"
     assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0
+
+
+class SlowLatencyScorer(LatencyScorer):
+    """A LatencyScorer whose every comparison takes 1 s of `now`; one that ends past its
+    deadline is unfinished."""
+
+    def __init__(self, latency, now: list[float]):
+        super().__init__(latency)
+        self.now = now
+
+    def compare(self, incumbent, challenger, deadline):
+        self.now[0] += 1.0
+        if self.now[0] > deadline:
+            return Comparison.failed("the budget ran out", unfinished=True)
+        return super().compare(incumbent, challenger, deadline)
+
+
+@pytest.mark.parametrize("budget_s", [b / 4 for b in range(29, 49)])
+def test_a_cut_the_climbs_found_is_kept_wherever_the_budget_runs_out(budget_s):
+    """The cut-only climb from tvm alone finds the cut (9 against the start plan's 15) in
+    its third comparison; wherever the budget runs out after that, the confirmation
+    compares the cut with the start plan and keeps it."""
+    now = [0.0]
+    _, space, start, latency = fused_bc_case(9.0)
+    result = refine(space, start, SlowLatencyScorer(latency, now),
+                    RefineOptions(budget_s=budget_s, min_gain=0.0), clock=lambda: now[0])
+    kinds = [(t.kind, t.status) for t in result.trials]
+    assert kinds[3] == ("mutation", "accepted") and kinds[-1] == ("confirm", "confirmed")
+    assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0
+
+
+def test_a_climb_whose_comparison_runs_out_of_budget_goes_to_the_confirmation():
+    """VGG-19's case: the budget runs out half way through comparing the cut-only climb's
+    result with the start plan; the climb's own comparisons say it is faster, so the
+    confirmation decides, and keeps it."""
+    now = [0.0]
+    _, space, start, latency = fused_bc_case(9.0)
+    result = refine(space, start, SlowLatencyScorer(latency, now),
+                    RefineOptions(budget_s=10.5, min_gain=0.0), clock=lambda: now[0])
+    kinds = [(t.kind, t.status) for t in result.trials]
+    assert kinds[-2:] == [("climb", "unfinished"), ("confirm", "confirmed")]
+    assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0

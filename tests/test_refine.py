@@ -1084,3 +1084,41 @@ def test_a_climb_whose_comparison_runs_out_of_budget_goes_to_the_confirmation():
     kinds = [(t.kind, t.status) for t in result.trials]
     assert kinds[-2:] == [("climb", "unfinished"), ("confirm", "confirmed")]
     assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0
+
+
+def two_alone_case():
+    """The chain, one tvm kernel per op to start with; a kernel costs 2, an op 1 on tvm and
+    0.5 on test, and %b fused with %c 3 more on test: tvm alone 7, test alone 7.5 (within
+    the tie), test cut after %b 6.5."""
+    graph = DataflowGraph(main_of(parse(CHAIN)))
+    space = MoveSpace(graph, [get_backend("tvm"), make_test_backend(ops=("sigmoid", "relu",
+                                                                        "tanh"))], CONFIGS)
+    start = kernels(graph, *((name, "tvm") for name in "abcde"))
+    bc = named(graph, "b", "c")
+
+    def latency(plan) -> float:
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) * (0.5 if k.backend == "test"
+                                                                  else 1.0)
+                   + 3.0 * (k.backend == "test" and k.inside & bc == bc) for k in plan.kernels)
+
+    return graph, space, start, latency
+
+
+@pytest.mark.parametrize("gain, cut", [(None, "tvm"), (0.4, "test")])
+def test_the_cut_only_climb_starts_from_the_near_tied_backend_whose_cuts_gain(gain, cut):
+    """tvm alone is the fastest seed, test alone 1.07x of it; the cost database says a cut
+    of test after %b saves 40% of a kernel, so the cut-only climb starts from test alone
+    (and finds 6.5); without that, from tvm alone."""
+    graph, space, start, latency = two_alone_case()
+    b = first(named(graph, "b"))
+    gains = None if gain is None else {(b, "test"): gain}
+    result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0),
+                    gains=gains)
+    seeds = {t.origin: t.vs_start for t in result.trials if t.kind == "seed"}
+    assert seeds["tvm alone"] == pytest.approx(7 / 15)
+    assert seeds["test alone"] == pytest.approx(7.5 / 15)
+    first_mutation = next(t for t in result.trials if t.kind == "mutation")
+    assert first_mutation.origin.startswith("cut ") and f"@{cut} " in first_mutation.origin
+    if gain is not None:
+        assert first_mutation.status == "accepted" and first_mutation.origin.endswith(f"#{b}")
+        assert latency(result.plan) == 6.5

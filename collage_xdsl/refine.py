@@ -39,11 +39,12 @@ worth of whole-model measurements per generation):
    is left unfinished and the next seed is compared.
 2. **Climbs**: first, when the best plan is not the backend alone measured fastest (or,
    within `TIE` of it, the one whose cuts the cost database says gain the most:
-   `_Search.alone_to_cut`), a climb of cuts only (below) from that seed. Its result replaces the best plan when
-   compared faster with it, or, when the budget is spent before or during that
-   comparison, when faster by the comparisons along the climb, and the confirmation
-   decides (ZFNet-512's cut OpenVINO measured 0.95x of the start plan and was lost for
-   want of that last comparison; VGG-19's, 0.974x, when it ran out half way).
+   `_Search.alone_to_cut`), a climb of cuts only (below) from that seed. Its result
+   replaces the best plan when compared faster with it, or, when the budget is spent
+   before or during that comparison, when faster by the comparisons along the climb,
+   and the confirmation decides (ZFNet-512's cut OpenVINO measured 0.95x of the start
+   plan and was lost for want of that last comparison; VGG-19's, 0.974x, when it ran
+   out half way).
    Then from the best plan, then from the start plan (a fused single-backend seed
    rarely has a one-step mutation other than a cut that beats it, while the mixed start
    plan often does), mutations of the current plan are compared with it, by class, each

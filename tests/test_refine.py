@@ -965,18 +965,24 @@ def test_cuts_that_break_a_fusion_where_the_start_plan_hands_off_come_first():
         assert [int(m.origin.rsplit("#", 1)[1]) for m in cuts] == [c, a, b, d]
 
 
-def fused_bc_case(penalty: float, now: list[float] | None = None):
-    """The chain on tvm alone, one kernel per op to start with; a kernel costs 2, an op 1
-    and %b fused with %c `penalty` more (each new plan advancing `now` by 1 s)."""
+def fused_bc_case(penalty: float, now: list[float] | None = None,
+                  op_cost: dict[str, float] | None = None, fused_on: str = "tvm"):
+    """The chain, one tvm kernel per op to start with, on the backends of `op_cost` (tvm
+    alone by default); a kernel costs 2, an op `op_cost[backend]` (tvm 1), and %b fused
+    with %c `penalty` more on `fused_on` (each new plan advancing `now` by 1 s)."""
+    op_cost = op_cost or {"tvm": 1.0}
     graph = DataflowGraph(main_of(parse(CHAIN)))
-    space = MoveSpace(graph, [get_backend("tvm")], {"tvm": CONFIGS["tvm"]})
+    known = {"tvm": get_backend("tvm"), "test": make_test_backend(ops=("sigmoid", "relu",
+                                                                      "tanh"))}
+    space = MoveSpace(graph, [known[b] for b in op_cost], {b: CONFIGS[b] for b in op_cost})
     start = kernels(graph, *((name, "tvm") for name in "abcde"))
     bc = named(graph, "b", "c")
 
     def latency(plan) -> float:
         if now is not None:
             now[0] += 1.0
-        return sum(2.0 + count(k.inside & graph.kernel_nodes) + penalty * (k.inside & bc == bc)
+        return sum(2.0 + count(k.inside & graph.kernel_nodes) * op_cost[k.backend]
+                   + penalty * (k.backend == fused_on and k.inside & bc == bc)
                    for k in plan.kernels)
 
     return graph, space, start, latency
@@ -1086,30 +1092,14 @@ def test_a_climb_whose_comparison_runs_out_of_budget_goes_to_the_confirmation():
     assert result.ratio == pytest.approx(9.0 / 15.0) and latency(result.plan) == 9.0
 
 
-def two_alone_case():
-    """The chain, one tvm kernel per op to start with; a kernel costs 2, an op 1 on tvm and
-    0.5 on test, and %b fused with %c 3 more on test: tvm alone 7, test alone 7.5 (within
-    the tie), test cut after %b 6.5."""
-    graph = DataflowGraph(main_of(parse(CHAIN)))
-    space = MoveSpace(graph, [get_backend("tvm"), make_test_backend(ops=("sigmoid", "relu",
-                                                                        "tanh"))], CONFIGS)
-    start = kernels(graph, *((name, "tvm") for name in "abcde"))
-    bc = named(graph, "b", "c")
-
-    def latency(plan) -> float:
-        return sum(2.0 + count(k.inside & graph.kernel_nodes) * (0.5 if k.backend == "test"
-                                                                  else 1.0)
-                   + 3.0 * (k.backend == "test" and k.inside & bc == bc) for k in plan.kernels)
-
-    return graph, space, start, latency
-
-
 @pytest.mark.parametrize("gain, cut", [(None, "tvm"), (0.4, "test")])
 def test_the_cut_only_climb_starts_from_the_near_tied_backend_whose_cuts_gain(gain, cut):
-    """tvm alone is the fastest seed, test alone 1.07x of it; the cost database says a cut
+    """An op costs 1 on tvm, 0.5 on test, and %b fused with %c 3 more on test: tvm alone
+    (7) is the fastest seed, test alone (7.5) 1.07x of it; the cost database says a cut
     of test after %b saves 40% of a kernel, so the cut-only climb starts from test alone
     (and finds 6.5); without that, from tvm alone."""
-    graph, space, start, latency = two_alone_case()
+    graph, space, start, latency = fused_bc_case(3.0, op_cost={"tvm": 1.0, "test": 0.5},
+                                                 fused_on="test")
     b = first(named(graph, "b"))
     gains = None if gain is None else {(b, "test"): gain}
     result = refine(space, start, latency, RefineOptions(budget_s=60, min_gain=0.0),

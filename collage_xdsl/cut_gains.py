@@ -24,7 +24,7 @@ Why: a backend can run a fused kernel slower than its pieces. OpenVINO runs a ba
 fully connected layer with its ReLU fused 1.5-1.8x slower than without
 (`scripts/openvino_fc_relu.py`). A search plan that put the layer in one kernel of
 another backend (AlexNet with every backend: ONNX Runtime) ends no kernel there, so the
-start plan's kernel ends (`collage_xdsl.refine.CutPoints`) did not offer that cut; the
+start plan's kernel ends (`collage_xdsl.moves.CutPoints`) did not offer that cut; the
 database had measured it.
 """
 

@@ -61,7 +61,8 @@ from collage_xdsl.codegen.walk import flatten
 from collage_xdsl.conditioning import RTOL
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
-from collage_xdsl.refine import Comparison, Plan, Scorer
+from collage_xdsl.moves import Plan
+from collage_xdsl.refine import Comparison, Scorer
 from collage_xdsl.sampling import calls_per_sample, take_sample
 from collage_xdsl.stats import median_ci
 from collage_xdsl.tensors import weight_store

@@ -82,6 +82,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.estimators import parse_mock_costs
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.inputs import random_arguments
+from collage_xdsl.moves import MoveSpace, Plan
 from collage_xdsl.partition import Kernel, partition
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.passes.outline import outline_kernels
@@ -90,8 +91,6 @@ from collage_xdsl.refine import (
     AUTO,
     LatencyScorer,
     ModelLatency,
-    MoveSpace,
-    Plan,
     RefineOptions,
     Scorer,
     refine,

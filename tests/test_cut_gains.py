@@ -20,16 +20,10 @@ from collage_xdsl.estimators import Measurement, kernel_request
 from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import count, first
 from collage_xdsl.measure import MeasureSettings
+from collage_xdsl.moves import CutPoints, MoveSpace, make_plan
 from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
 from collage_xdsl.passes.refine import CollageRefinePass
-from collage_xdsl.refine import (
-    CutPoints,
-    MoveSpace,
-    RefineOptions,
-    format_trials,
-    make_plan,
-    refine,
-)
+from collage_xdsl.refine import RefineOptions, format_trials, refine
 from collage_xdsl.subgraph import SubGraph
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, kernels, named

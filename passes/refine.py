@@ -17,9 +17,10 @@ random arguments drawn with `seed`; an output that differs from the start plan's
 rounding, as an ill-conditioned softmax does, agrees: `collage_xdsl.conditioning`) or by
 a latency model (`scorer=mock`: `mock-costs` per op as for the mock estimator,
 `mock-transfer` seconds per dataflow edge between kernels of different backends). A
-challenger replaces the incumbent when faster by more than `min-gain`; `seed` orders the
-mutations; `budget` is the wall seconds of the whole pass (0, the default: the pass does
-nothing) or `auto`: each function's refinement gets a budget that grows with the time its
+mutation replaces the incumbent when faster by more than `min-gain` (a seed, and a climb's
+result against the best plan, when faster with confidence); `seed` orders the mutations;
+`budget` is the wall seconds of the whole pass (0, the default: the pass does nothing) or
+`auto`: each function's refinement gets a budget that grows with the time its
 start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may take
 what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `tvm-max-regions`, `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.

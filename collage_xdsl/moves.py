@@ -26,15 +26,12 @@ and its mutations, by class, each class shuffled by the caller's seeded RNG:
 Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
 AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
 connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's plans
-end a kernel. Cuts come in the order of their rank (`CutPoints`): first those the cost
-database says gain at least the refinement's `min_gain`, the most first
-(`collage_xdsl.cut_gains`: the database measured kernels on the backend slower than their
-two halves; on AlexNet and ZFNet-512 it put first on OpenVINO the cuts that pay and only
-those, while the two ONNX Runtime cuts below 0.03 measured 1.005-1.014x of the plan they
-cut), then those that break a fusion (a Gemm and the bias add or ReLU that reads it) where
-the start plan hands off to another backend, then those that break a fusion, then
-hand-offs, then the rest (on AlexNet the auto budget has room for one or two cuts;
-shuffled, they were the wrong ones).
+end a kernel. They come in the order of their rank (`CutPoints`: the cost database's
+first, then where the start plan's kernels end); on AlexNet the auto budget has room for
+one or two cuts, and shuffled they were the wrong ones. `collage_xdsl.refine` hands over
+only the database's cuts that gain at least its `min_gain`: on AlexNet and ZFNet-512 the
+database put first on OpenVINO the cuts that pay and only those, while the two ONNX
+Runtime cuts below 0.03 measured 1.005-1.014x of the plan they cut.
 
 A new kernel must be supported by its backend (every op) and valid under the coalescing
 config the partition pass uses for that backend (`MoveSpace.fits`), and no kernels may

@@ -492,8 +492,9 @@ class _Search:
 
     def compare(self, incumbent: Plan, challenger: Plan, kind: str,
                 order: int | None = None, share: float | None = None) -> bool:
-        """Whether `challenger` is faster than `incumbent` by the minimum gain; a failure
-        of the incumbent or the budget running out stops the search. `order`: a seed's
+        """Whether `challenger` is faster than `incumbent` with confidence, by the minimum
+        gain for a mutation (a seed or a climb's result needs none); a failure of the
+        incumbent or the budget running out stops the search. `order`: a seed's
         place in the seed order; `share`: the most seconds this comparison may take (a
         comparison cut short by it is unfinished, and the search goes on)."""
         self.tried.add(challenger.key)

@@ -79,8 +79,9 @@ worth of whole-model measurements per generation):
    35 us in refinement, where TVM alone took 29 us, and ran in 22 us minutes later, TVM
    in 28 us), and the runtime's probes of a slower plan cost at most its exploration
    share. Then the plans within `TIE` of the result (by latency relative to the start
-   plan): seeds first, the baselines Collage must not lose to, so that the runtime can
-   fall back on one when the machine's state favours it (the transformer encoder with
+   plan along each plan's latest comparisons, `_Search.vs_start`): seeds first, the
+   baselines Collage must not lose to, so that the runtime can fall back on one when
+   the machine's state favours it (the transformer encoder with
    tvm and ONNX Runtime kept the search's 17 kernels, ONNX Runtime alone measured
    1.001x of them, and ran 6% slower than the greedy plan in the benchmark); then the
    others; fastest first within each. The same `TIE` holds for plans faster than a
@@ -299,8 +300,9 @@ class Trial:
     ratio: float | None = None
     ratio_high: float | None = None
     vs_start: float | None = None
-    """The challenger's latency relative to the start plan's: the product of the ratios
-    along the comparisons that lead from the start plan to it."""
+    """The challenger's latency relative to the start plan's when the trial ended: the
+    product of the ratios along the comparisons that lead from the start plan to it
+    (`_Search.vs_start`; a later comparison of a plan on that path can change it)."""
     incumbent_ms: float | None = None
     challenger_ms: float | None = None
     reason: str = ""
@@ -462,10 +464,10 @@ class _Search:
         self.tried = {start.key}
         self.latest: dict[frozenset, float] = {}
         """The latest measured latency of each plan."""
-        self.relative: dict[frozenset, float] = {start.key: 1.0}
-        """Each accepted plan's latency relative to the start plan's, along its comparisons."""
-        self.measured: dict[frozenset, tuple[Plan, float]] = {start.key: (start, 1.0)}
-        """Every plan measured, with its latency relative to the start plan's."""
+        self.measured: dict[frozenset, tuple[Plan, float, frozenset | None]] = {
+            start.key: (start, 1.0, None)}
+        """Every plan measured: its latency relative to the plan it was last compared with,
+        and that plan's key (None for the start plan); see `vs_start`."""
         self.rng = random.Random(options.seed)
         self.cuts = cuts
         """The cuts the cost database says gain and where the start plan's kernels end
@@ -523,15 +525,28 @@ class _Search:
             return False
         assert c.challenger_s is not None
         self.latest[challenger.key] = c.challenger_s
-        record.vs_start = self.relative[incumbent.key] * c.ratio
-        self.measured[challenger.key] = (challenger, record.vs_start)
+        self.measured[challenger.key] = (challenger, c.ratio, incumbent.key)
+        record.vs_start = self.vs_start(challenger.key)
         gain = self.options.min_gain if kind == "mutation" else 0.0
         if c.ratio < 1 - gain and (c.ratio_high is None or c.ratio_high < 1):
             record.status = "accepted"
-            self.relative[challenger.key] = record.vs_start
             return True
         record.status = "rejected"
         return False
+
+    def vs_start(self, key: frozenset) -> float:
+        """A measured plan's latency relative to the start plan's: the product of the
+        ratios of its latest comparison, that of the plan it was compared with, and so on
+        back to the start plan. A plan compared again (a climb's result against the best
+        plan, the confirmation against the start plan) takes the plans measured against
+        it along: on ZFNet-512 (bench24) OpenVINO alone cut once measured 0.979x of the
+        start plan directly; a further cut, 0.994x of it, was kept as an alternative at
+        0.919x along the climb's comparisons, where the direct one gives 0.973x."""
+        ratio = 1.0
+        while key is not None:
+            _, step, key = self.measured[key]
+            ratio *= step
+        return ratio
 
     def climb(self, point: Plan, cuts_only: bool = False) -> Plan:
         """First-improvement hill climbing from `point` until no mutation (no cut, with
@@ -555,13 +570,13 @@ class _Search:
     def beats(self, top: Plan, best: Plan) -> bool:
         """Whether a climb's result `top` replaces the best plan: compared faster with it,
         or, when the budget runs out before or during that comparison, faster by the
-        comparisons along the climbs (`relative`), and the confirmation's reserve decides.
+        comparisons along the climbs (`vs_start`), and the confirmation's reserve decides.
         VGG-19's OpenVINO cut (0.974x of the start plan along its climb) was lost when its
         comparison with the start plan ran out of budget half way."""
         if not self.out_of_budget() and self.compare(best, top, "climb"):
             return True
         return (self.result.stopped == "budget"
-                and self.relative[top.key] < self.relative[best.key])
+                and self.vs_start(top.key) < self.vs_start(best.key))
 
     def alone_to_cut(self, seeds: Sequence[Plan]) -> Plan | None:
         """The backend alone the cut-only climb starts from: of those measured within
@@ -572,9 +587,9 @@ class _Search:
         alone = [s for s in seeds if len(s.kernels) == 1 and s.key in self.measured]
         if not alone:
             return None
-        fastest = min(self.measured[s.key][1] for s in alone)
-        near = [s for s in alone if self.measured[s.key][1] <= fastest * (1 + TIE)]
-        return min(near, key=lambda s: self.measured[s.key][1]
+        fastest = min(self.vs_start(s.key) for s in alone)
+        near = [s for s in alone if self.vs_start(s.key) <= fastest * (1 + TIE)]
+        return min(near, key=lambda s: self.vs_start(s.key)
                    * (1 - self.cuts.largest_gain(s.kernels[0].backend)))
 
     def load_start(self, seeds: int) -> bool:
@@ -624,7 +639,6 @@ class _Search:
                     best = seed
         alone = self.alone_to_cut(plans)
         if alone is not None and alone.key != best.key and not self.out_of_budget():
-            self.relative[alone.key] = self.measured[alone.key][1]
             top = self.climb(alone, cuts_only=True)
             if top is not alone and self.beats(top, best):
                 best = top
@@ -637,7 +651,7 @@ class _Search:
         if not self.result.stopped:
             self.result.stopped = "exhausted"
         self.result.plan = best
-        self.result.ratio = self.relative[best.key]
+        self.result.ratio = self.vs_start(best.key)
         if best is not start:
             self.confirm(best)
 
@@ -654,6 +668,7 @@ class _Search:
         else:
             self.latest[start.key] = c.incumbent_s  # type: ignore[assignment]
             self.latest[best.key] = c.challenger_s  # type: ignore[assignment]
+            self.measured[best.key] = (best, c.ratio, start.key)
             self.result.ratio = c.ratio
             if c.ratio >= 1.0:
                 record.status = "not faster: kept the start plan"
@@ -665,11 +680,12 @@ class _Search:
         result = self.result
         seeds = {t.origin for t in result.trials if t.kind == "seed"}
 
-        def kept(key: frozenset, plan: Plan, ratio: float) -> bool:
+        def kept(key: frozenset, ratio: float) -> bool:
             return key == result.start.key or ratio <= result.ratio * (1 + TIE)
 
-        near = sorted((m for key, m in self.measured.items() if key != result.plan.key
-                       and kept(key, *m)),
+        measured = ((plan, self.vs_start(key)) for key, (plan, _, _) in self.measured.items()
+                    if key != result.plan.key)
+        near = sorted((m for m in measured if kept(m[0].key, m[1])),
                       key=lambda m: (m[0].key != result.start.key, m[0].origin not in seeds,
                                      m[1]))
         if result.load_s is not None and self.latest:

@@ -78,20 +78,50 @@ def default_path() -> Path:
     return Path(cache) / "collage-xdsl" / "costs.sqlite"
 
 
-def _cpu_model() -> str:
+_ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw",
+              "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+              "asimd", "asimddp", "sve", "sve2", "bf16", "i8mm")
+"""The instruction-set extensions (``/proc/cpuinfo`` flags, x86 and Arm) the backends'
+kernels dispatch on. Hosts that share a model name can run the same kernel at different
+relative costs: OpenVINO's batch-1 fully connected layer with its ReLU fused took 1.39x the
+time of the layer without its ReLU on one 2-core "AMD EPYC" VM, and 1.03x on another (cpu
+family 25, model 1; AVX2, no AVX-512)."""
+_CPU_IDENTITY = ("cpu family", "model", "CPU implementer", "CPU part")
+"""The ``/proc/cpuinfo`` fields that tell one CPU generation from another when the model
+name does not (virtual machines often report just "AMD EPYC")."""
+
+
+def describe_cpu(cpuinfo: str) -> str:
+    """The CPU of `cpuinfo` (a ``/proc/cpuinfo`` text, first processor): model name,
+    generation and the instruction-set extensions of `_ISA_FLAGS` it has, e.g.
+    ``AMD EPYC (cpu family 25, model 1; sse4_2 avx avx2 fma f16c)``."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    identity = ", ".join(f"{k} {fields[k]}" for k in _CPU_IDENTITY if k in fields)
+    isa = " ".join(f for f in _ISA_FLAGS if f in flags) or "no listed extensions"
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    return f"{name} ({identity}; {isa})" if identity else f"{name} ({isa})"
+
+
+def _cpu() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+            return describe_cpu(f.read())
     except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return platform.processor() or platform.machine()
 
 
 def host_description() -> str:
-    """What identifies this host's performance: CPU model, core count, platform."""
-    return f"{_cpu_model()}; {os.cpu_count()} cores; {platform.system()} {platform.machine()}"
+    """What identifies this host's performance: CPU model, generation and instruction-set
+    extensions (`describe_cpu`), core count, platform."""
+    return f"{_cpu()}; {os.cpu_count()} cores; {platform.system()} {platform.machine()}"
 
 
 def host_fingerprint() -> str:

@@ -11,6 +11,7 @@ from collage_xdsl.cost_db import (
     CachedCostEstimator,
     CostDatabase,
     default_path,
+    describe_cpu,
     host_description,
     host_fingerprint,
 )
@@ -56,6 +57,53 @@ def test_host_fingerprint_is_stable():
     assert host_fingerprint() == host_fingerprint()
     assert len(host_fingerprint()) == 16
     assert "cores" in host_description()
+
+
+ZEN3 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC
+flags\t\t: fpu sse4_1 sse4_2 avx f16c fma avx2 sha_ni
+
+processor\t: 1
+cpu family\t: 25
+model\t\t: 1
+model name\t: AMD EPYC
+flags\t\t: fpu sse4_1 sse4_2 avx f16c fma avx2 sha_ni avx512f
+"""
+ZEN4 = ZEN3.replace("model\t\t: 1\n", "model\t\t: 17\n", 1).replace(
+    "avx2 sha_ni\n", "avx2 sha_ni avx512f avx512bw avx512_vnni avx512_bf16\n", 1)
+GRAVITON = """processor\t: 0
+BogoMIPS\t: 243.75
+Features\t: fp asimd evtstrm aes sha2 asimddp sve i8mm bf16
+CPU implementer\t: 0x41
+CPU part\t: 0xd40
+"""
+
+
+def test_hosts_with_one_model_name_but_another_cpu_generation_or_isa_differ():
+    # Two VMs that both call their CPU "AMD EPYC": the first processor's generation and
+    # vector extensions tell them apart (the second processor's flags are not read).
+    assert describe_cpu(ZEN3) == "AMD EPYC (cpu family 25, model 1; sse4_2 avx avx2 fma f16c)"
+    assert describe_cpu(ZEN4) == ("AMD EPYC (cpu family 25, model 17; sse4_2 avx avx2 fma "
+                                  "f16c avx512f avx512bw avx512_vnni avx512_bf16)")
+    assert describe_cpu(GRAVITON).endswith(
+        "(CPU implementer 0x41, CPU part 0xd40; asimd asimddp sve bf16 i8mm)")
+    assert describe_cpu("").endswith("(no listed extensions)")
+
+
+def test_a_database_filled_on_another_cpu_generation_is_not_read(tmp_path, monkeypatch):
+    fingerprints = []
+    for cpuinfo in (ZEN3, ZEN4):
+        monkeypatch.setattr(cost_db, "_cpu", lambda text=cpuinfo: describe_cpu(text))
+        fingerprints.append(host_fingerprint())
+    assert fingerprints[0] != fingerprints[1]
+    path = tmp_path / "costs.sqlite"
+    with CostDatabase(path, host=fingerprints[0]) as db:
+        db.put("k", "openvino", "2025", Measurement(Cost(1.0)))
+    with CostDatabase(path, host=fingerprints[1]) as db:
+        assert db.get("k", "openvino", "2025") is None
 
 
 def test_default_path(monkeypatch, tmp_path):

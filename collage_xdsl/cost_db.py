@@ -318,6 +318,11 @@ class CostDatabase:
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM collage_costs").fetchone()[0]
 
+    def other_hosts(self) -> int:
+        """Costs in the file measured on other hosts (`host_description`), never read here."""
+        return self._conn.execute("SELECT COUNT(*) FROM collage_costs WHERE host != ?",
+                                  (self.host,)).fetchone()[0]
+
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses}
 

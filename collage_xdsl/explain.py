@@ -5,7 +5,8 @@ backend that had a candidate for exactly the same nodes, with its cost), the tot
 of the cover the search found (launch penalties included; before MaxCoalesce merges
 kernels, whose reported cost is then the sum of their parts), how many candidates there
 were, how many estimates ran (cost-database misses when a database is used), cost-database
-hits, the search time, the estimate of a whole run of the final kernels by part
+hits (and, when estimates ran, the costs the database holds from other hosts, which it
+never reads: `collage_xdsl.cost_db.host_description`), the search time, the estimate of a whole run of the final kernels by part
 (kernel costs, launches, crossings between backends, the runtime's base cost:
 `collage_xdsl.transitions.plan_estimate`), and what mixing gains by the cost model's own
 estimates: each backend's cheapest cover alone (`collage_xdsl.search.alone_totals`, the
@@ -82,6 +83,9 @@ class FunctionReport:
     transitions: TransitionCosts = NONE
     """The boundary costs behind ``estimate`` (`collage_xdsl.transitions`)."""
     alone: tuple[AloneTotal, ...] = ()
+    cost_db_other_hosts: int = 0
+    """Costs in the cost database measured on other hosts (`CostDatabase.other_hosts`):
+    why a database carried from another machine measures everything again."""
 
     def cheapest_alone(self) -> tuple[str, float] | None:
         """The backend whose cover alone is cheapest, and its total, when one is known."""
@@ -112,6 +116,7 @@ def explain_function(
     transitions: TransitionCosts = NONE,
     alone: dict[str, Cost | str] | None = None,
     sequence_of: Callable[[Kernel], float] = lambda k: 0.0,
+    cost_db_other_hosts: int = 0,
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
     (from the estimator's memo: nothing is estimated twice); `alone` is
@@ -146,7 +151,8 @@ def explain_function(
                           estimates, cost_db_hits, search_seconds, states_expanded,
                           plan_estimate(graph, kernels, transitions), transitions,
                           tuple(AloneTotal(b, None, t) if isinstance(t, str) else AloneTotal(b, t)
-                                for b, t in (alone or {}).items()))
+                                for b, t in (alone or {}).items()),
+                          cost_db_other_hosts)
 
 
 def _number(x: float | None) -> float | None:
@@ -168,6 +174,7 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
             "candidates": r.candidates,
             "estimates": r.estimates,
             "cost_db_hits": r.cost_db_hits,
+            "cost_db_other_hosts": r.cost_db_other_hosts,
             "search_seconds": r.search_seconds,
             "states_expanded": r.states_expanded,
             "estimated_seconds": _number(r.estimate.total),
@@ -232,6 +239,9 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
             f"{r.candidates} candidates, {r.estimates} estimates, {r.cost_db_hits} cost-DB "
             f"hits, search {_seconds(r.search_seconds)}"
         )
+        if r.cost_db_other_hosts and r.estimates:
+            lines.append(f"  cost database: {r.cost_db_other_hosts} costs measured on other "
+                         "hosts (another CPU, core count or platform), not used here")
         e = r.estimate
         sequence = sum(k.sequence for k in r.kernels)
         of_which = f" (sequence costs {_signed(sequence)})" if sequence else ""

@@ -263,6 +263,7 @@ class CollagePartitionPass(CandidateOptions):
                                            launch_penalty=self.launch_penalty,
                                            transitions=transitions),
                         sequence_of=lambda k: sequence_cost(estimator, k),
+                        cost_db_other_hosts=db.other_hosts() if db is not None else 0,
                     ))
                 partition(graph, kernels)
         finally:

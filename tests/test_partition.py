@@ -321,6 +321,35 @@ def test_explain_report_with_cost_db_hits(tmp_path):
     second = json.loads((tmp_path / "e.json").read_text())["functions"][0]
     assert first["estimates"] > 0 and first["cost_db_hits"] == 0
     assert second["estimates"] == 0 and second["cost_db_hits"] == first["estimates"]
+    assert second["cost_db_other_hosts"] == 0
+    assert "other hosts" not in (tmp_path / "e.txt").read_text()
+
+
+def test_explain_report_says_a_database_from_another_host_is_not_used(tmp_path):
+    """A cost database carried from another machine: its costs are kept and not read, so
+    everything is measured again, and the report says why."""
+    import json
+    import sqlite3
+
+    from collage_xdsl.passes.partition import CollagePartitionPass
+
+    db = tmp_path / "c.sqlite"
+    options = dict(backends=("tvm",), mock_costs="tvm:1", cost_db=str(db),
+                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"))
+    CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
+    first = json.loads((tmp_path / "e.json").read_text())["functions"][0]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE collage_costs SET host = 'a-host-elsewhere'")
+    CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
+    second = json.loads((tmp_path / "e.json").read_text())["functions"][0]
+    assert second["estimates"] == first["estimates"] > 0 and second["cost_db_hits"] == 0
+    assert second["cost_db_other_hosts"] == first["estimates"]
+    assert (tmp_path / "e.txt").read_text().splitlines()[1] == (
+        f"  cost database: {first['estimates']} costs measured on other hosts (another CPU, "
+        "core count or platform), not used here")
+    with sqlite3.connect(db) as conn:  # nothing the file had is lost
+        hosts = dict(conn.execute("SELECT host, COUNT(*) FROM collage_costs GROUP BY host"))
+    assert hosts["a-host-elsewhere"] == first["estimates"]
 
 
 def test_kernels_of_a_several_kernel_plan_pay_their_sequence_costs(tmp_path):

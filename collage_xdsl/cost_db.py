@@ -86,15 +86,16 @@ kernels dispatch on. Hosts that share a model name can run the same kernel at di
 relative costs: OpenVINO's batch-1 fully connected layer with its ReLU fused took 1.39x the
 time of the layer without its ReLU on one 2-core "AMD EPYC" VM, and 1.03x on another (cpu
 family 25, model 1; AVX2, no AVX-512)."""
-_CPU_IDENTITY = ("cpu family", "model", "CPU implementer", "CPU part")
-"""The ``/proc/cpuinfo`` fields that tell one CPU generation from another when the model
-name does not (virtual machines often report just "AMD EPYC")."""
+_CPU_IDENTITY = ("cpu family", "model", "cache size", "CPU implementer", "CPU part")
+"""The ``/proc/cpuinfo`` fields that tell one CPU generation (and its per-core cache, which
+the libraries block their loops for) from another when the model name does not: virtual
+machines often report just "AMD EPYC"."""
 
 
 def describe_cpu(cpuinfo: str) -> str:
     """The CPU of `cpuinfo` (a ``/proc/cpuinfo`` text, first processor): model name,
     generation and the instruction-set extensions of `_ISA_FLAGS` it has, e.g.
-    ``AMD EPYC (cpu family 25, model 1; sse4_2 avx avx2 fma f16c)``."""
+    ``AMD EPYC (cpu family 25, model 1, cache size 512 KB; sse4_2 avx avx2 fma f16c)``."""
     fields: dict[str, str] = {}
     for line in cpuinfo.splitlines():
         if not line.strip():

@@ -64,6 +64,7 @@ vendor_id\t: AuthenticAMD
 cpu family\t: 25
 model\t\t: 1
 model name\t: AMD EPYC
+cache size\t: 512 KB
 flags\t\t: fpu sse4_1 sse4_2 avx f16c fma avx2 sha_ni
 
 processor\t: 1
@@ -85,9 +86,11 @@ CPU part\t: 0xd40
 def test_hosts_with_one_model_name_but_another_cpu_generation_or_isa_differ():
     # Two VMs that both call their CPU "AMD EPYC": the first processor's generation and
     # vector extensions tell them apart (the second processor's flags are not read).
-    assert describe_cpu(ZEN3) == "AMD EPYC (cpu family 25, model 1; sse4_2 avx avx2 fma f16c)"
-    assert describe_cpu(ZEN4) == ("AMD EPYC (cpu family 25, model 17; sse4_2 avx avx2 fma "
-                                  "f16c avx512f avx512bw avx512_vnni avx512_bf16)")
+    assert describe_cpu(ZEN3) == ("AMD EPYC (cpu family 25, model 1, cache size 512 KB; "
+                                  "sse4_2 avx avx2 fma f16c)")
+    assert describe_cpu(ZEN4) == ("AMD EPYC (cpu family 25, model 17, cache size 512 KB; "
+                                  "sse4_2 avx avx2 fma f16c avx512f avx512bw avx512_vnni "
+                                  "avx512_bf16)")
     assert describe_cpu(GRAVITON).endswith(
         "(CPU implementer 0x41, CPU part 0xd40; asimd asimddp sve bf16 i8mm)")
     assert describe_cpu("").endswith("(no listed extensions)")

@@ -4,18 +4,19 @@ Per function: the chosen kernels (backend, label, ops, estimated cost, and the b
 backend that had a candidate for exactly the same nodes, with its cost), the total cost
 of the cover the search found (launch penalties included; before MaxCoalesce merges
 kernels, whose reported cost is then the sum of their parts), how many candidates there
-were, how many estimates ran (cost-database misses when a database is used), cost-database
-hits (and, when estimates ran, the costs the database holds from other hosts, which it
-never reads: `collage_xdsl.cost_db.host_description`), the search time, the estimate of a whole run of the final kernels by part
-(kernel costs, launches, crossings between backends, the runtime's base cost:
+were, how many estimates ran (cost-database misses when a database is used),
+cost-database hits (and, when estimates ran, the costs the database holds from other
+hosts, which it never reads: `collage_xdsl.cost_db.host_description`), the search time,
+the estimate of a whole run of the final kernels by part (kernel costs, launches,
+crossings between backends, the runtime's base cost:
 `collage_xdsl.transitions.plan_estimate`), and what mixing gains by the cost model's own
 estimates: each backend's cheapest cover alone (`collage_xdsl.search.alone_totals`, the
 search's total with only that backend enabled) and the mixed total as a ratio of the
 cheapest of them. A kernel's cost in a plan of several kernels includes its sequence cost
 (`collage_xdsl.estimators.in_plan`), which the table and the JSON also give apart where
-it is not zero (measured costs only). `to_json` gives the JSON report (unknown or
-invalid costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`),
-`format_table` the human table:
+it is not zero (measured costs only). `to_json` gives the JSON report (unknown or invalid
+costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`), `format_table` the
+human table:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
       estimated run 4.71 s: kernels 4.71 s, launches 0 s, crossings 0 s, base 0 s

@@ -231,7 +231,10 @@ class CollagePartitionPass(CandidateOptions):
             return kernel_cost(estimator, c.sub_graph, c.spec.name)
 
         reports: list[FunctionReport] = []
+        explaining = self.explain is not None or self.explain_table is not None
         try:
+            # the file's costs of other hosts: one count for the whole module
+            other_hosts = db.other_hosts() if explaining and db is not None else 0
             for func in partitionable_functions(op):
                 hits0, misses0 = (db.stats()["hits"], db.stats()["misses"]) if db else (0, 0)
                 graph = DataflowGraph(func)
@@ -249,7 +252,7 @@ class CollagePartitionPass(CandidateOptions):
                     kernels = coalesce_costed(graph, kernels, valid,
                                               lambda ks: merged_costs(estimator, ks),
                                               transitions.kernel)
-                if self.explain is not None or self.explain_table is not None:
+                if explaining:
                     if db is not None:
                         hits, misses = db.stats()["hits"] - hits0, db.stats()["misses"] - misses0
                     else:
@@ -263,7 +266,7 @@ class CollagePartitionPass(CandidateOptions):
                                            launch_penalty=self.launch_penalty,
                                            transitions=transitions),
                         sequence_of=lambda k: sequence_cost(estimator, k),
-                        cost_db_other_hosts=db.other_hosts() if db is not None else 0,
+                        cost_db_other_hosts=other_hosts,
                     ))
                 partition(graph, kernels)
         finally:

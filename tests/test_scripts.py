@@ -59,6 +59,7 @@ def test_selector_cost_needs_alternatives(tmp_path):
 @pytest.mark.parametrize("script, message, more", [
     ("in_run_cost.py", "no such artifact directory", ()),
     ("onnx_cuts.py", "no such file", ("m1",)),
+    ("ort_export_graphs.py", "no such file", ()),
     ("ort_spinning.py", "no such file", ()),
     ("process_spread.py", "no such file", ()),
     ("selector_cost.py", "no such file", ()),
@@ -142,6 +143,48 @@ def test_onnx_cuts_names_a_cut_it_cannot_make(tmp_path, cuts, message):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == message
+
+
+def _conv_sum_relu(path: Path) -> Path:
+    """A residual block as opset 9 writes it: relu(Sum(conv(x), x)), 8 channels, 8x8, a
+    grouped 1x1 convolution (as ShuffleNet's; ONNX Runtime's NCHWc layout takes the others)."""
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in (("w", (8, 4, 1, 1)), ("b", (8,)))]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2),
+             helper.make_node("Sum", ["c", "x"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    value = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 8, 8, 8])
+    graph = helper.make_graph(nodes, "g", [value("x")], [value("y")], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 4
+    onnx.save(model, path)
+    return path
+
+
+def test_ort_export_graphs_shows_the_sum_our_export_writes_as_a_fused_add(tmp_path):
+    model = _conv_sum_relu(tmp_path / "res.onnx")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "ort_export_graphs.py"), str(model), "--rounds", "2"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("nodes per op type where they differ")
+    counts = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
+    assert counts["Sum"] == ["1", "0"]
+    assert counts["com.microsoft::FusedConv"] == ["0", "1"]
+    assert " threads, 2 rounds: file " in lines[-1] and lines[-1].endswith("x of file")
+
+
+def test_ort_export_graphs_refuses_a_module(tmp_path):
+    module = tmp_path / "m.mlir"
+    module.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                      "  %y = collage.relu %x : tensor<2xf32>\n"
+                      "  func.return %y : tensor<2xf32>\n}\n")
+    done = subprocess.run([sys.executable, str(SCRIPTS / "ort_export_graphs.py"), str(module)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == f"error: {module}: not an .onnx model\n"
 
 
 def test_onnx_cuts_refuses_a_module(tmp_path):

@@ -59,7 +59,7 @@ def test_selector_cost_needs_alternatives(tmp_path):
 @pytest.mark.parametrize("script, message, more", [
     ("in_run_cost.py", "no such artifact directory", ()),
     ("onnx_cuts.py", "no such file", ("m1",)),
-    ("ort_export_graphs.py", "no such file", ()),
+    ("export_graphs.py", "no such file", ()),
     ("ort_spinning.py", "no such file", ()),
     ("process_spread.py", "no such file", ()),
     ("selector_cost.py", "no such file", ()),
@@ -162,26 +162,38 @@ def _conv_sum_relu(path: Path) -> Path:
     return path
 
 
-def test_ort_export_graphs_shows_the_sum_our_export_writes_as_a_fused_add(tmp_path):
+def test_export_graphs_shows_the_sum_our_export_writes_as_a_fused_add(tmp_path):
     model = _conv_sum_relu(tmp_path / "res.onnx")
     done = subprocess.run(
-        [sys.executable, str(SCRIPTS / "ort_export_graphs.py"), str(model), "--rounds", "2"],
+        [sys.executable, str(SCRIPTS / "export_graphs.py"), str(model), "--rounds", "2"],
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].endswith("nodes per op type where they differ")
+    assert lines[0] == f"{model} on onnxruntime: compiled graphs, op types where they differ"
     counts = {line.split()[0]: line.split()[1:] for line in lines[2:-1]}
     assert counts["Sum"] == ["1", "0"]
     assert counts["com.microsoft::FusedConv"] == ["0", "1"]
     assert " threads, 2 rounds: file " in lines[-1] and lines[-1].endswith("x of file")
 
 
-def test_ort_export_graphs_refuses_a_module(tmp_path):
+def test_export_graphs_compares_openvinos_runtime_models(tmp_path):
+    model = _conv_sum_relu(tmp_path / "res.onnx")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "export_graphs.py"), str(model), "--backend", "openvino",
+         "--rounds", "2"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"{model} on openvino: compiled graphs, op types where they differ"
+    assert lines[1].startswith("  none: ") and lines[1].endswith(" of the same op types in each")
+    assert len(lines) == 3 and lines[2].endswith("x of file")
+
+
+def test_export_graphs_refuses_a_module(tmp_path):
     module = tmp_path / "m.mlir"
     module.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
                       "  %y = collage.relu %x : tensor<2xf32>\n"
                       "  func.return %y : tensor<2xf32>\n}\n")
-    done = subprocess.run([sys.executable, str(SCRIPTS / "ort_export_graphs.py"), str(module)],
+    done = subprocess.run([sys.executable, str(SCRIPTS / "export_graphs.py"), str(module)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == f"error: {module}: not an .onnx model\n"

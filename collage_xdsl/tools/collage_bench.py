@@ -59,12 +59,16 @@ def onnxruntime_session(path: Path, names: list[str], policy: ThreadPolicy) -> R
 
 def openvino_model(path: Path, policy: ThreadPolicy) -> Run:
     """The whole ONNX model compiled by OpenVINO's CPU plugin (as the codegen configures it)."""
-    import openvino as ov
-
     from collage_xdsl.codegen.openvino import core
 
-    compiled = core().compile_model(core().read_model(str(path)), "CPU",
-                                    policy.openvino_config())
+    return openvino_run(core().compile_model(core().read_model(str(path)), "CPU",
+                                             policy.openvino_config()))
+
+
+def openvino_run(compiled) -> Run:
+    """Calls of an OpenVINO compiled model through one infer request."""
+    import openvino as ov
+
     request = compiled.create_infer_request()
     outputs = len(compiled.outputs)
 

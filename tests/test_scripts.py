@@ -14,25 +14,30 @@ from onnx import TensorProto, helper, numpy_helper
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
+def _save(path: Path, nodes, x, y, weights, opset: int, ir_version: int) -> Path:
+    """A model of `nodes` from input `x` to output `y` (value infos) saved at `path`, with
+    seeded normal weights of the (name, shape) pairs `weights`."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+             for name, shape in weights]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
+    onnx.save(model, path)
+    return path
+
+
 def _matmul_relu(path: Path, then_matmul: bool = False) -> Path:
     """x @ w1 -> %m1, ReLU -> %r (the output), and with `then_matmul` %r @ w2 -> %y (the
     output instead)."""
-    rng = np.random.default_rng(0)
-    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-               for name, shape in (("w1", (16, 8)), ("w2", (8, 4)))[:1 + then_matmul]]
     nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"]),
              helper.make_node("Relu", ["m1"], ["r"])]
     if then_matmul:
         nodes.append(helper.make_node("MatMul", ["r", "w2"], ["y"]))
     output = helper.make_tensor_value_info(*(("y", TensorProto.FLOAT, [4, 4]) if then_matmul
                                              else ("r", TensorProto.FLOAT, [4, 8])))
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-        [output], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, path)
-    return path
+    return _save(path, nodes, helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16]),
+                 output, (("w1", (16, 8)), ("w2", (8, 4)))[:1 + then_matmul], 17, 8)
 
 
 def test_selector_cost_times_the_selector_beside_its_plan(tmp_path):
@@ -148,18 +153,12 @@ def test_onnx_cuts_names_a_cut_it_cannot_make(tmp_path, cuts, message):
 def _conv_sum_relu(path: Path) -> Path:
     """A residual block as opset 9 writes it: relu(Sum(conv(x), x)), 8 channels, 8x8, a
     grouped 1x1 convolution (as ShuffleNet's; ONNX Runtime's NCHWc layout takes the others)."""
-    rng = np.random.default_rng(0)
-    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
-               for name, shape in (("w", (8, 4, 1, 1)), ("b", (8,)))]
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2),
              helper.make_node("Sum", ["c", "x"], ["s"]),
              helper.make_node("Relu", ["s"], ["y"])]
-    value = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 8, 8, 8])
-    graph = helper.make_graph(nodes, "g", [value("x")], [value("y")], weights)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    model.ir_version = 4
-    onnx.save(model, path)
-    return path
+    x, y = (helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, 8, 8, 8])
+            for name in "xy")
+    return _save(path, nodes, x, y, (("w", (8, 4, 1, 1)), ("b", (8,))), 9, 4)
 
 
 def test_export_graphs_shows_the_sum_our_export_writes_as_a_fused_add(tmp_path):

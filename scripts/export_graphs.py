@@ -11,7 +11,7 @@ optimised graph (`domain::op` outside the default domain), for OpenVINO the laye
 the CPU plugin's runtime model (`layerType`, a fused layer counted once). Then both run
 side by side in interleaved rounds (`collage_xdsl.sampling`: one 50 ms sample each per
 round): their median latencies and the median per-round ratio of the export to the file.
-Outputs are checked to agree first.
+Outputs are checked to agree first (`collage bench`'s `check_agreement`).
 
 On light ShuffleNet the file adds its residual branches with opset 9's `Sum`, which we
 import as `add` and export as `Add`. ONNX Runtime fuses an `Add` and the ReLU after it
@@ -28,7 +28,6 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 from collage_xdsl.codegen.onnx_export import export_onnx
@@ -36,7 +35,7 @@ from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.pipeline import assign_module, kernel_functions
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import Run, measure, openvino_run
+from collage_xdsl.tools.collage_bench import Run, check_agreement, measure, openvino_run
 
 SAMPLE_S = 0.05
 
@@ -96,17 +95,15 @@ def main() -> None:
         for name, path in (("file", model.onnx_path), ("export", export)):
             scratch = Path(tmp) / f"{name}.compiled.onnx"
             runs[name], counts[name] = GRAPHS[args.backend](path, policy, scratch)
-    for got, want in zip(runs["export"](inputs), runs["file"](inputs)):
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-3, atol=1e-4):
-            raise CollageError(f"{args.model}: the export's outputs differ from the file's")
+    check_agreement(runs, inputs, model.output_names, rtol=1e-3, atol=1e-4)
     print(f"{args.model} on {args.backend}: compiled graphs, op types where they differ")
     differ = [op for op in sorted(counts["file"].keys() | counts["export"].keys())
               if counts["file"][op] != counts["export"][op]]
     if differ:
         print(f"  {'op':32} {'file':>6} {'export':>6}")
-    for op in differ:
-        print(f"  {op:32} {counts['file'][op]:6} {counts['export'][op]:6}")
-    if not differ:
+        for op in differ:
+            print(f"  {op:32} {counts['file'][op]:6} {counts['export'][op]:6}")
+    else:
         print(f"  none: {sum(counts['file'].values())} of the same op types in each")
     samples = measure(runs, inputs, args.rounds, warmup=0, sample_s=SAMPLE_S)
     ratio = statistics.median(a / b for a, b in zip(samples["export"], samples["file"]))

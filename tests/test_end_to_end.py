@@ -121,6 +121,20 @@ def test_run_with_backends_partitions_and_checks(models, capsys, name):
     assert kernel_lines and {line[1] for line in kernel_lines} <= {"tvm", "openvino"}
 
 
+@pytest.mark.parametrize("backends", ["tvm", "onnxruntime", "openvino", "tvm,onnxruntime"])
+def test_merged_duplicate_computation_runs_on_each_backend(tmp_path, capsys, backends):
+    """The importer merges equal convolutions and returns one value as two outputs; each
+    backend's kernels still give all four outputs as ONNX Runtime does on the file."""
+    import onnx
+    from test_frontend import duplicate_computation_model
+
+    onnx.save(duplicate_computation_model(), tmp_path / "dup.onnx")
+    status, out, err = collage(capsys, "run", tmp_path / "dup.onnx", "--backends", backends,
+                               *MOCK, "--check")
+    assert status == 0, err
+    assert "check: 4 output(s) match onnxruntime" in out
+
+
 def test_explain_table_and_json(models, capsys):
     status, out, _ = collage(capsys, "explain", models("mnist_cnn"), *MOCK)
     assert status == 0

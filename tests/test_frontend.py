@@ -164,6 +164,34 @@ def test_constant_nodes_fold_and_dropout_is_identity():
     assert ops(module) == ["collage.constant", "collage.add", "collage.constant", "collage.mul"]
 
 
+def duplicate_computation_model() -> onnx.ModelProto:
+    """Two convolutions of x by equal weights under different names (and a third by other
+    weights), each with its ReLU, and two ReLUs of x as separate outputs."""
+    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
+    weights = {"w1": w, "w2": w.copy(), "w3": 2 * w}
+    nodes = [helper.make_node("Conv", ["x", k], [f"c{k}"], pads=[1] * 4) for k in weights]
+    nodes += [helper.make_node("Relu", [f"c{k}"], [f"r{k}"]) for k in weights]
+    nodes += [helper.make_node("Add", ["rw1", "rw2"], ["y"]),
+              helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["b"])]
+    outputs = [f32("y", [1, 8, 8, 8]), f32("rw3", [1, 8, 8, 8]),
+               f32("a", [1, 3, 8, 8]), f32("b", [1, 3, 8, 8])]
+    inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
+    return make(nodes, [f32("x", [1, 3, 8, 8])], outputs, 13, inits)
+
+
+def test_duplicate_computation_is_merged():
+    """Equal weights become one constant, and the ops that read them one op each; the
+    function returns the one ReLU of x twice."""
+    x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    module = check_against_onnxruntime(duplicate_computation_model(), x)
+    assert sorted(ops(module)) == sorted(
+        ["collage.constant", "collage.conv2d"] * 2 + ["collage.relu"] * 3 + ["collage.add"])
+    ret = module.body.block.first_op.body.block.last_op
+    assert ret.operands[2] is ret.operands[3]
+    (add,) = [op for op in module.walk() if op.name == "collage.add"]
+    assert add.operands[0] is add.operands[1]
+
+
 def test_initializer_listed_as_input_is_a_constant():
     w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2), "w")
     model = make([helper.make_node("MatMul", ["x", "w"], ["y"])],

@@ -6,6 +6,15 @@ folded into `collage.constant`s (with onnx's reference evaluator), every other n
 lowered by its converter in `collage_xdsl.frontend.converters`. Shapes are static:
 each op infers its result type and the frontend cross-checks it against ONNX shape
 inference, so a model the dialect cannot represent is a `FrontendError` naming the node.
+
+Nothing is computed twice: xDSL's common subexpression elimination then merges ops of
+the same name, attributes and operands, so the partitioner, every backend and every
+export see each computation once. Constants of equal content merge first (weights are
+keyed by content), and with them the ops that read them:
+
+    %w0 = collage.constant #collage.weight<"k"> ; %a = collage.conv2d %x, %w0
+    %w1 = collage.constant #collage.weight<"k"> ; %b = collage.conv2d %x, %w1
+      ->  %w0 = collage.constant #collage.weight<"k"> ; %a = collage.conv2d %x, %w0   (%b is %a)
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import VerifyException
 
 from collage_xdsl.errors import CollageError
@@ -220,7 +230,9 @@ class OnnxImporter:
             "main", ([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
         )
-        return ModuleOp([func])
+        module = ModuleOp([func])
+        cse(module)
+        return module
 
     def live_nodes(self) -> list[onnx.NodeProto]:
         """The nodes the graph outputs depend on, in graph order (dead nodes are dropped)."""

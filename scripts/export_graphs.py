@@ -84,7 +84,12 @@ def main() -> None:
     model = load_model(args.model)
     if model.onnx_path is None:
         raise CollageError(f"{args.model}: not an .onnx model")
-    (kernel,) = kernel_functions(assign_module(model.module, args.backend, "whole"))
+    kernels = kernel_functions(assign_module(model.module, args.backend, "whole"))
+    if len(kernels) != 1:
+        raise CollageError(f"{args.model}: the whole model is {len(kernels)} kernels of "
+                           f"{args.backend}, not one (its ops are not one connected region "
+                           "the backend takes)")
+    (kernel,) = kernels
     policy = ThreadPolicy()
     inputs = random_inputs(model, 0)
     runs: dict[str, Run] = {}

@@ -207,3 +207,19 @@ def test_onnx_cuts_refuses_a_module(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert done.stderr == f"error: {module}: not an .onnx model\n"
+
+
+def test_export_graphs_refuses_a_model_that_is_not_one_kernel(tmp_path):
+    """relu(x) and neg(x), two outputs: two regions, which no one kernel covers."""
+    x, y, z = (helper.make_tensor_value_info(name, TensorProto.FLOAT, [2]) for name in "xyz")
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y, z]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = tmp_path / "two.onnx"
+    onnx.save(model, path)
+    done = subprocess.run([sys.executable, str(SCRIPTS / "export_graphs.py"), str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == (f"error: {path}: the whole model is 2 kernels of onnxruntime, not "
+                           "one (its ops are not one connected region the backend takes)\n")

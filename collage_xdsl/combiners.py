@@ -21,6 +21,7 @@ from itertools import product
 
 from collage_xdsl.candidates import CandidateKernel
 from collage_xdsl.dialects.collage import OpPatternKind
+from collage_xdsl.graph import DataflowGraph
 from collage_xdsl.index_set import bits
 from collage_xdsl.rules import CombineContext, fusion_kind, singleton, union
 
@@ -84,7 +85,8 @@ class AllSimpleCombinerRule(CombinerRule):
                 if j == i or (i < first_new and j < first_new) or (i >= seeds and j >= seeds):
                     continue
                 down = items[j]
-                if up.inside & down.inside or not any(r.fires(up, down) for r in self.simple_rules):
+                if up.sub_graph.overlaps(down.sub_graph) or not any(r.fires(up, down)
+                                                                     for r in self.simple_rules):
                     continue
                 if not up.sub_graph.are_touching(down.sub_graph):
                     continue
@@ -120,18 +122,20 @@ class TupleArgCombinerRule(CombinerRule):
                     if i in combo or max(i, *combo) < first_new:
                         continue
                     parts = [items[j] for j in combo]
-                    inside = tuple_part.inside | consumer.inside
-                    if any(p.inside & inside for p in parts) or _overlap(parts):
+                    ops = (tuple_part.inside | consumer.inside) & ~graph.constants
+                    if any(p.inside & ops for p in parts) or _overlap(graph, parts):
                         continue
                     ctx.offer(union(graph, [*parts, tuple_part, consumer]))
 
 
-def _overlap(parts: list[CandidateKernel]) -> bool:
+def _overlap(graph: DataflowGraph, parts: list[CandidateKernel]) -> bool:
+    """Whether two of `parts` share a node other than a constant."""
     seen = 0
     for p in parts:
-        if p.inside & seen:
+        ops = p.inside & ~graph.constants
+        if ops & seen:
             return True
-        seen |= p.inside
+        seen |= ops
     return False
 
 

@@ -6,7 +6,8 @@ Decisions:
   its region (large ones are references into the weight store, so this is cheap): backends
   see their weights, and kernel inputs are only real dataflow values. The outer constant
   stays while anything outside still reads it. Constant nodes inside a chosen sub-graph are
-  treated the same way, so a constant is never a kernel exit.
+  treated the same way, so a constant is never a kernel exit, and kernels may share one:
+  kernels overlap only when they share an op (`SubGraph.overlaps`).
 * **Exits are results.** Every value defined inside and read outside (by an op, another
   kernel or `func.return`) is one result of the kernel, in dataflow order.
 * **Composites are nested regions.** A labelled nested sub-graph (`SubGraph.nested`)
@@ -20,8 +21,8 @@ Decisions:
   merged while the caller's validity check accepts the union (`collage-partition`: convex
   — no path leaving and re-entering —, any number of exits, within the backend's max
   depth unless it offers maximal regions anyway; never for a backend that does not fuse).
-  The merged kernel's cost is the sum of its parts' costs. Merging unions disjoint
-  kernels, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
+  The merged kernel's cost is the sum of its parts' costs. Merging unions kernels
+  that do not overlap, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
   merged kernel as the kernel it is (one call, not its parts) and keeps it only when it is
   no dearer than its parts with their launches; otherwise the parts stay apart.
 
@@ -113,7 +114,7 @@ def coalesce_costed(
     fresh = [k for k in merged if k.inside not in parts]
     result = [k for k in merged if k.inside in parts]
     for k, cost in zip(fresh, cost_of(fresh)):
-        inside = [p for p in kernels if p.inside & k.inside]
+        inside = [p for p in kernels if p.sub_graph.overlaps(k.sub_graph)]
         apart = sum(p.cost + launch(p.backend) for p in inside if p.cost is not None)
         known = all(p.cost is not None for p in inside) and cost is not None
         if known and cost + launch(k.backend) <= apart and cost < float("inf"):
@@ -162,9 +163,9 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
     kernel of pure ops is erased)."""
     covered = 0
     for k in kernels:
-        if k.inside & covered:
+        if k.inside & covered & ~graph.constants:
             raise PartitionError(
-                f"kernels overlap on nodes {to_str(k.inside & covered)} of "
+                f"kernels overlap on nodes {to_str(k.inside & covered & ~graph.constants)} of "
                 f"@{graph.func.sym_name.data}"
             )
         covered |= k.inside

@@ -360,7 +360,7 @@ class MaxCoalescePartitionRule(PartitionRule):
             merged: list[CandidateKernel] = []
             for c in regions:
                 for k, r in enumerate(merged):
-                    if r.inside & c.inside or not r.sub_graph.are_touching(c.sub_graph):
+                    if not r.sub_graph.are_touching(c.sub_graph):
                         continue
                     u = CandidateKernel(r.sub_graph.disjoint_union(c.sub_graph), spec, r.rule_name)
                     if u.sub_graph.is_valid(self.config):

@@ -210,7 +210,7 @@ class SubGraph:
         for sub in self.nested:
             if sub.inside & ~self.inside:
                 return f"nested {sub.label!r} is not contained in it"
-            if sub.inside & union:
+            if sub.inside & union & ~graph.constants:  # sharing a constant is fine
                 return f"nested {sub.label!r} overlaps another nested sub-graph"
             union |= sub.inside
             why = sub.why_invalid(config)
@@ -220,14 +220,21 @@ class SubGraph:
 
     # -- combinators ---------------------------------------------------------------
 
+    def overlaps(self, other: SubGraph) -> bool:
+        """Whether both hold a node other than a constant. A constant is cloned into every
+        kernel that reads it, so kernels may share one (after the importer's CSE, equal
+        weights are one constant read by many ops)."""
+        return bool(self.inside & other.inside & ~self.graph.constants)
+
     def disjoint_union(self, other: SubGraph) -> SubGraph:
-        """The sub-graph of both sides' nodes, keeping both sides' nested sub-graphs."""
+        """The sub-graph of both sides' nodes, keeping both sides' nested sub-graphs; the
+        sides must not overlap (they may share constants)."""
         if other.graph is not self.graph:
             raise SubGraphError(f"cannot unite {self!r} with {other!r} of another graph")
-        if self.inside & other.inside:
+        if self.overlaps(other):
             raise SubGraphError(
                 f"cannot unite {self!r} and {other!r}: they share nodes "
-                f"{to_str(self.inside & other.inside)}"
+                f"{to_str(self.inside & other.inside & ~self.graph.constants)}"
             )
         return SubGraph(self.graph, self.inside | other.inside,
                         _union_labels(self.label, other.label), self.nested + other.nested)
@@ -238,8 +245,8 @@ class SubGraph:
         return SubGraph(self.graph, self.inside, label, (inner,))
 
     def are_touching(self, other: SubGraph) -> bool:
-        """Disjoint, and some exit of one feeds an entry of the other."""
-        return not self.inside & other.inside and bool(
+        """Not overlapping, and some exit of one feeds an entry of the other."""
+        return not self.overlaps(other) and bool(
             self.output & other.inside or other.output & self.inside
         )
 

@@ -161,6 +161,20 @@ def test_overlapping_kernels_are_an_error():
                       Kernel(SubGraph(g, nodes(g, "r", "s")), "tvm")])
 
 
+def test_kernels_may_share_a_constant():
+    """%c is read by a (tvm) and by m (onnxruntime): both kernels hold it and each gets
+    its own clone; sharing an op is still an error (above)."""
+    def rewrite(g: DataflowGraph):
+        partition(g, [Kernel(SubGraph(g, nodes(g, "c", "a", "r")), "tvm"),
+                      Kernel(SubGraph(g, nodes(g, "c", "s", "e", "m")), "onnxruntime"),
+                      Kernel(SubGraph(g, nodes(g, "k")), "tvm")])
+
+    after = check_semantics(DIAMOND, rewrite)
+    first, second, _ = kernels_of(after)
+    assert all(any(isinstance(o, ConstantOp) for o in k.body.block.ops) for k in (first, second))
+    assert not any(isinstance(o, ConstantOp) for o in main_of(after).body.block.ops)
+
+
 def _valid(config: SubGraphConfig):
     return lambda sub, backend: sub.is_valid(config)
 
@@ -205,6 +219,26 @@ def test_coalesce_costed_keeps_a_merge_only_when_it_is_no_dearer(merged_cost, la
                               ("onnxruntime", nodes(g, "m"), 1.0)])
     else:
         assert got == sorted((k.backend, k.inside, k.cost) for k in kernels)
+
+
+@pytest.mark.parametrize("merged_cost", [3.5, 4.5])
+def test_coalesce_costed_with_a_shared_constant_keeps_each_kernel_once(merged_cost):
+    """The tvm kernels merge; the onnxruntime one shares only %c with them and is neither
+    a part of the merge nor repeated when the merge is dearer than its parts."""
+    g = DataflowGraph(main_of(parse(DIAMOND)))
+    c = nodes(g, "c")
+    kernels = [Kernel(SubGraph(g, nodes(g, "a") | c), "tvm", 1.0)]
+    kernels += [Kernel(SubGraph(g, nodes(g, n)), "tvm", 1.0) for n in ("r", "s", "e")]
+    kernels.append(Kernel(SubGraph(g, nodes(g, "m") | c), "onnxruntime", 1.0))
+    result = coalesce_costed(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
+                             lambda merged: [merged_cost for _ in merged], lambda backend: 0.0)
+    got = sorted((k.backend, k.inside) for k in result)
+    if merged_cost < 4:
+        assert got == sorted([("tvm", nodes(g, "a", "r", "s", "e") | c),
+                              ("onnxruntime", nodes(g, "m") | c)])
+    else:
+        assert got == sorted((k.backend, k.inside) for k in kernels)
+    partition(g, result)
 
 
 def test_coalesce_never_creates_a_cycle():

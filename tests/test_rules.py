@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 
 import pytest
@@ -19,7 +20,7 @@ from collage_xdsl.combiners import (
 )
 from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits
+from collage_xdsl.index_set import bits, of
 from collage_xdsl.patterns import is_constant, is_op, wildcard
 from collage_xdsl.rules import (
     CombinePartitionRule,
@@ -293,6 +294,44 @@ def test_max_coalesce_gives_maximal_supported_regions():
     assert all(SubGraph(g, c.inside).is_valid(SubGraphConfig(max_exits=2))
                for c in run(one_exit, g))
     assert {c.rule_name for c in run(one_exit, g)} == {"max.region"}
+
+
+SHARED_CONSTANT = """
+  %c = collage.constant dense<0.5> : tensor<4x8xf32>
+  %a = collage.add %x, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = collage.relu %a : tensor<4x8xf32>
+  %m = collage.mul %r, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %m : tensor<4x8xf32>"""
+
+
+@dataclass(frozen=True)
+class Seeds(PartitionRule):
+    """The given node sets (by SSA name), as candidates."""
+
+    groups: tuple[str, ...]
+    name: str = "seeds"
+
+    def all_candidates(self, graph, spec):
+        by_name = {f"%{n.op.results[0].name_hint}": n.index for n in graph.nodes
+                   if n.op is not None and n.op.results}
+        return [CandidateKernel(SubGraph(graph, of(by_name[f"%{v}"] for v in g.split())),
+                                spec, self.name) for g in self.groups]
+
+
+def test_max_coalesce_merges_regions_that_share_only_a_constant():
+    """{a, c} and {c, m} both hold %c (as the importer's CSE leaves a weight two ops read):
+    with %r between them they are one region, %c once."""
+    g = parse_graph(SHARED_CONSTANT, "%x: tensor<4x8xf32>")
+    rule = MaxCoalescePartitionRule("max", Seeds(("a c", "r", "c m")),
+                                    SubGraphConfig(max_exits=0, allow_taps=True))
+    assert node_sets(rule, g) == sets("a c r m")
+
+
+def test_combiners_unite_candidates_that_share_only_a_constant():
+    g = parse_graph(SHARED_CONSTANT, "%x: tensor<4x8xf32>")
+    rule = CombinePartitionRule("", Seeds(("a c", "r", "c m")),
+                                (AllSimpleCombinerRule("", JOIN_ANYTHING),))
+    assert node_sets(rule, g) == sets("a c", "r", "c m", "a c r", "c r m", "a c r m")
 
 
 def test_dataflow_template_rule():

@@ -249,6 +249,24 @@ def test_disjoint_union_and_errors():
         SubGraph(b.graph, single(weight.index)).extract()
 
 
+def test_sub_graphs_may_share_a_constant():
+    """One weight read by a conv and by the add after it (as the importer's CSE leaves equal
+    weights): sub-graphs holding it with different ops do not overlap, and unite."""
+    b = Builder()
+    w = b.weight((2, 1, 1, 1))
+    conv = b(C.Conv2dOp(b.args[0], w, group=2))
+    add = b(C.AddOp(conv.output, w))
+    b.finish(add.output)
+    shared = single(b.graph.node_of(w))
+    head, tail = (SubGraph(b.graph, b.idx(op) | shared) for op in (conv, add))
+    assert not head.overlaps(tail) and head.are_touching(tail)
+    assert head.disjoint_union(tail).inside == b.idx(conv, add) | shared
+    assert SubGraph(b.graph, b.idx(conv, add) | shared, "x", (head, tail)).is_valid()
+    assert head.overlaps(SubGraph(b.graph, b.idx(conv)))
+    with pytest.raises(CollageError, match="share nodes"):
+        head.disjoint_union(b.sub(conv, add))
+
+
 def test_identity_and_order():
     b, conv, add, relu = conv_add_relu()
     a1, a2 = b.sub(conv, add), b.sub(add, conv)

@@ -4,6 +4,8 @@
   feeding Reshape -> Gemm(transB) -> Softmax (opset 11, coerced to 2-D).
 - unsupported: Relu between two ops the frontend does not know (Hardmax, TopK).
 - symbolic: Relu over an input with a symbolic batch dimension.
+- duplicates: Conv -> Relu twice over the same input, with equal weights under two names,
+  and the two ReLUs added.
 """
 
 import sys
@@ -61,8 +63,19 @@ def symbolic():
     return nodes, [f32("x", ["batch", 4])], [f32("y", ["batch", 4])], 13, []
 
 
+def duplicates():
+    w = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", f"w{i}"], [f"c{i}"], pads=[1, 1, 1, 1])
+             for i in (1, 2)]
+    nodes += [helper.make_node("Relu", [f"c{i}"], [f"r{i}"]) for i in (1, 2)]
+    nodes.append(helper.make_node("Add", ["r1", "r2"], ["y"]))
+    inits = [const("w1", w), const("w2", w.copy())]
+    return nodes, [f32("x", [1, 3, 8, 8])], [f32("y", [1, 4, 8, 8])], 13, inits
+
+
 nodes, inputs, outputs, opset, inits = {"cnn": cnn, "unsupported": unsupported,
-                                        "symbolic": symbolic}[sys.argv[1]]()
+                                        "symbolic": symbolic,
+                                        "duplicates": duplicates}[sys.argv[1]]()
 model = helper.make_model(helper.make_graph(nodes, sys.argv[1], inputs, outputs, inits),
                           opset_imports=[helper.make_opsetid("", opset)])
 model.ir_version = 8

@@ -21,8 +21,8 @@ Decisions:
   merged while the caller's validity check accepts the union (`collage-partition`: convex
   — no path leaving and re-entering —, any number of exits, within the backend's max
   depth unless it offers maximal regions anyway; never for a backend that does not fuse).
-  The merged kernel's cost is the sum of its parts' costs. Merging unions kernels
-  that do not overlap, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
+  The merged kernel's cost is the sum of its parts' costs. Merging unions kernels that do
+  not overlap, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
   merged kernel as the kernel it is (one call, not its parts) and keeps it only when it is
   no dearer than its parts with their launches; otherwise the parts stay apart.
 

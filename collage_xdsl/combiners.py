@@ -85,10 +85,9 @@ class AllSimpleCombinerRule(CombinerRule):
                 if j == i or (i < first_new and j < first_new) or (i >= seeds and j >= seeds):
                     continue
                 down = items[j]
-                if up.sub_graph.overlaps(down.sub_graph) or not any(r.fires(up, down)
-                                                                     for r in self.simple_rules):
+                if not any(r.fires(up, down) for r in self.simple_rules):
                     continue
-                if not up.sub_graph.are_touching(down.sub_graph):
+                if not up.sub_graph.are_touching(down.sub_graph):  # also: not overlapping
                     continue
                 ctx.offer(union(ctx.graph, [up, down]))
 
@@ -122,10 +121,10 @@ class TupleArgCombinerRule(CombinerRule):
                     if i in combo or max(i, *combo) < first_new:
                         continue
                     parts = [items[j] for j in combo]
-                    ops = (tuple_part.inside | consumer.inside) & ~graph.constants
-                    if any(p.inside & ops for p in parts) or _overlap(graph, parts):
+                    united = [*parts, tuple_part, consumer]  # the tuple node is outside consumer
+                    if _overlap(graph, united):
                         continue
-                    ctx.offer(union(graph, [*parts, tuple_part, consumer]))
+                    ctx.offer(union(graph, united))
 
 
 def _overlap(graph: DataflowGraph, parts: list[CandidateKernel]) -> bool:

@@ -163,9 +163,10 @@ def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
     kernel of pure ops is erased)."""
     covered = 0
     for k in kernels:
-        if k.inside & covered & ~graph.constants:
+        shared = k.inside & covered & ~graph.constants  # sharing a constant is fine
+        if shared:
             raise PartitionError(
-                f"kernels overlap on nodes {to_str(k.inside & covered & ~graph.constants)} of "
+                f"kernels overlap on nodes {to_str(shared)} of "
                 f"@{graph.func.sym_name.data}"
             )
         covered |= k.inside

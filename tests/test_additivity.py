@@ -24,8 +24,9 @@ from collage_xdsl.transitions import FixedCrossing
 BACKENDS = ("onnxruntime", "openvino", "onnxruntime")
 
 
-def relu_sigmoid_relu(backends=BACKENDS) -> Executable:
-    """x -> relu -> sigmoid -> relu, op i a kernel on backends[i] (none: not partitioned)."""
+def relu_sigmoid_relu(backends=BACKENDS, one_kernel: bool = False) -> Executable:
+    """x -> relu -> sigmoid -> relu, op i a kernel on backends[i] (none: not partitioned;
+    `one_kernel`: all three one kernel on backends[0])."""
     t = tensor_type((4, 64), np.float32)
     block = Block(arg_types=[t])
     relu = C.ReluOp(block.args[0])
@@ -36,8 +37,9 @@ def relu_sigmoid_relu(backends=BACKENDS) -> Executable:
     module = ModuleOp([func])
     if backends:
         graph = DataflowGraph(func)
-        partition(graph, [Kernel(SubGraph(graph, 1 << graph.node_of(op)), b)
-                          for op, b in zip((relu, sigmoid, last), backends)])
+        nodes = [1 << graph.node_of(op) for op in (relu, sigmoid, last)]
+        partition(graph, [Kernel(SubGraph(graph, sum(nodes)), backends[0])] if one_kernel
+                  else [Kernel(SubGraph(graph, n), b) for n, b in zip(nodes, backends)])
     return Executable(module)
 
 
@@ -97,6 +99,11 @@ def test_kernels_alone_are_timed_after_eviction_when_the_run_does_not_fit_in_l2(
     monkeypatch.setattr(additivity, "Evictor", Evictor)
     check_additivity(exe, [x], rounds=2, calls=3)
     assert "evict" not in log
+    # a plan of one kernel call: nothing else runs between its calls, so no eviction
+    # either, even when the run does not fit in the L2 caches
+    monkeypatch.setattr(additivity, "needs_eviction", lambda module, threads: True)
+    check = check_additivity(relu_sigmoid_relu(one_kernel=True), [x], rounds=2, calls=3)
+    assert check.calls == 1 and "evict" not in log
 
 
 def test_additivity_check_rejects_what_it_cannot_check():

@@ -427,6 +427,28 @@ def test_a_kernel_that_does_all_the_work_is_timed_as_the_plan_runs():
         _measured(_after_other_slow(clock), alone_span_s=-1.0)
 
 
+def test_a_kernel_that_does_all_the_work_is_never_timed_after_eviction():
+    # in its plan nothing runs between its calls: eviction would time a cold start
+    clock, events = FakeClock(), []
+
+    def compile(module, backend):
+        def kernel(*inputs):
+            events.append(f"run {backend}")
+            clock.now += 0.001
+        return kernel
+
+    def whole(backend, alone):
+        return replace(_request(backend, 1, key="model", build=_empty_module), alone=alone)
+
+    est = _measured(compile, clock, warmup=1, round_runs=2, max_runs=4, budget_s=0.1,
+                    alone_span_s=0.1, evict=lambda: events.append("evict"))
+    (m,) = est.measure_many([whole("x", True)])
+    assert m.runs > 2 and events == ["run x"] * (1 + m.runs)
+    events.clear()
+    list(est.measure_many([whole("y", False)]))  # a kernel of a bigger plan still is
+    assert events[:3] == ["run y", "evict", "run y"]
+
+
 def test_kernels_that_do_all_the_work_are_batched_and_memoised_apart():
     def req(key, backend, alone=False):
         return KernelRequest(backend, key, 1, _empty_module, alone=alone)

@@ -284,7 +284,7 @@ class MeasuredCostEstimator(CostEstimator):
     calls right after its own, never after ``evict()``: in its plan nothing runs between
     its calls that could displace its data. (On whole-model kernels of the MLP and the
     MNIST CNN, each backend's, timed after eviction took 1.08-1.13x of the plan's run,
-    back to back 0.97-0.99x: `collage_xdsl.additivity`.) Such kernels decide between
+    back to back 0.97-1.00x: `collage_xdsl.additivity`.) Such kernels decide between
     whole-model plans that differ by 10-30%, and one batch's median at 1 s did not: it
     had the MLP's TVM kernel at 125 us against ONNX Runtime's 113 us, where the benchmark
     ran them at 80 and 112 us.

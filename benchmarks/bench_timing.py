@@ -19,7 +19,10 @@ each configuration runs first equally often and right after each other one equal
 so what one leaves behind (busy worker threads, caches) does not always slow down the same
 neighbour. Rotating one order (A B C, B C A, ...) kept every neighbour: with the MNIST
 CNN, two configurations running the same ONNX Runtime kernel, one always after TVM and one
-always after Collage's OpenVINO plan, measured 1.09x apart over 30 rounds. A sample is the
+always after Collage's OpenVINO plan, measured 1.09x apart over 30 rounds. The square's
+labels change from block to block, or the pairs across the rounds' boundaries, which it
+does not balance, favour the same configurations all run long (1-2% between equal ones).
+A sample is the
 configuration's steady-state latency, measured the way refinement's comparisons
 (`collage_xdsl.plan_timing`) and the estimator's kernel timings are: one call (timed
 separately as `first`: the latency right after the other configurations ran, caches

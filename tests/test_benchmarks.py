@@ -27,6 +27,7 @@ from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
 from collage_xdsl.adaptive import PlanSelector  # noqa: E402
 from collage_xdsl.codegen.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
+from collage_xdsl.sampling import balanced_order  # noqa: E402
 from collage_xdsl.tools.collage import load_model  # noqa: E402
 
 # ---------------------------------------------------------------------------
@@ -104,8 +105,10 @@ def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
     # then one timed call
     assert calls[:7] == ["fast", "slow", "other", "flaky", "fast", "other", "flaky"]
     assert calls[7:10] == ["fast", "other", "flaky"]  # one more call each sizes the samples
-    assert calls[10:16] == ["fast", "fast", "slow", "slow", "other", "other"]
-    assert calls[16:20] == ["other", "other", "fast", "fast"]  # flaky dropped after failing
+    assert calls[10:16] == [n for n in balanced_order(["fast", "slow", "other"], 0)
+                            for _ in range(2)]
+    assert calls[16:20] == [n for n in balanced_order(["fast", "other"], 1)  # flaky dropped
+                            for _ in range(2)]
     assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
                                                                True, False, False]
     assert all(s is not None for s in timing.samples["fast"])
@@ -130,8 +133,9 @@ def test_a_sample_is_the_steady_state_after_a_first_call():
     assert all(f > 0.025 for f in timing.first["cold"])
     assert all(s < 0.01 for s in timing.samples["cold"])  # the first call is not in it
     burst = calls[6:]  # after warm-up and sizing: per round, a first call, then the burst
-    assert burst[:2] == ["cold", "cold"] and burst[2:3 + timing.calls["warm"]] == \
-        ["warm"] * (1 + timing.calls["warm"])
+    first_round = [n for n in balanced_order(list(runs), 0)
+                   for _ in range(1 + timing.calls[n])]
+    assert burst[:len(first_round)] == first_round
 
 
 # ---------------------------------------------------------------------------

@@ -54,6 +54,21 @@ def test_selector_cost_times_the_selector_beside_its_plan(tmp_path):
     assert stats.startswith("selector: {'calls': [") and "'probes': " in stats
 
 
+def test_order_bias_compares_equal_configurations_in_both_orders(tmp_path):
+    model = _matmul_relu(tmp_path / "mm.onnx")
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / "order_bias.py"), str(model), "--backend",
+         "onnxruntime", "--seconds", "0.2", "--runs", "1"],
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["mm fixed", "mm per block"]
+    for line in lines:
+        ratios = [float(part.split()[-1]) for part in line.split(", ")[1:]]
+        assert [part.split()[0] for part in line.split(", ")[1:]] == ["A/B", "A/A2", "B/A2"]
+        assert all(0.5 < r < 2 for r in ratios)
+
+
 def test_selector_cost_needs_alternatives(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPTS / "selector_cost.py"), str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
@@ -64,6 +79,7 @@ def test_selector_cost_needs_alternatives(tmp_path):
 @pytest.mark.parametrize("script, message, more", [
     ("in_run_cost.py", "no such artifact directory", ()),
     ("onnx_cuts.py", "no such file", ("m1",)),
+    ("order_bias.py", "no such file", ()),
     ("export_graphs.py", "no such file", ()),
     ("ort_spinning.py", "no such file", ()),
     ("process_spread.py", "no such file", ()),

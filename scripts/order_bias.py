@@ -1,0 +1,100 @@
+"""Does the order of interleaved samples favour some configurations? Equal ones tell.
+
+    python scripts/order_bias.py MODEL.onnx [--backend tvm] [--seconds 12]
+                                 [--sample-ms 1] [--runs 3]
+
+Five configurations, timed side by side in rounds for `--seconds` (one sample each per
+round, `collage_xdsl.sampling`): three that run one function, `A` and `A2` the same
+callable and `B` a second build of the model on `--backend` (the whole model, as the
+benchmark's single backends), and ONNX Runtime and OpenVINO on the file. Prints the
+medians of the per-round ratios A/B, A/A2 and B/A2, which only the order can move from
+1, for two orders, `--runs` times each, alternating: "fixed", row r mod p of one Williams
+square (`balanced_order(items, r % p)`: the first block's labelling throughout), and
+"per block", `balanced_order(items, r)`, a labelling per block of p rounds. The
+figures in `balanced_order`'s docstring come from this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
+from collage_xdsl.pipeline import assign_module
+from collage_xdsl.runtime import Executable
+from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+
+EQUAL = (("A", "B"), ("A", "A2"), ("B", "A2"))
+
+
+def configurations(path: Path, backend: str, policy: ThreadPolicy) -> dict:
+    """name: a call of the whole model with fixed inputs."""
+    model = load_model(str(path))
+    inputs = random_inputs(model, 0)
+
+    def built():
+        if backend == "onnxruntime":
+            return onnxruntime_session(path, model.input_names, policy)
+        if backend == "openvino":
+            return openvino_model(path, policy)
+        return Executable(assign_module(model.module, backend, "whole"), threads=policy).run
+
+    a, b = built(), built()
+    ort = onnxruntime_session(path, model.input_names, policy)
+    ov = openvino_model(path, policy)
+    return {"A": lambda: a(inputs), "B": lambda: b(inputs), "A2": lambda: a(inputs),
+            "onnxruntime": lambda: ort(inputs), "openvino": lambda: ov(inputs)}
+
+
+def equal_ratios(runs: dict, calls: int, seconds: float, per_block: bool
+                 ) -> tuple[int, dict[tuple[str, str], float]]:
+    """Rounds for `seconds`; (rounds, the median per-round ratio of each pair in EQUAL)."""
+    names = list(runs)
+    period = len(names) if len(names) % 2 == 0 else 2 * len(names)
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    started, r = time.perf_counter(), 0
+    while time.perf_counter() - started < seconds:
+        for k in balanced_order(names, r if per_block else r % period):
+            samples[k].append(take_sample(runs[k], calls).steady)
+        r += 1
+    return r, {(x, y): float(np.exp(np.median(np.log(np.array(samples[x])
+                                                        / np.array(samples[y])))))
+               for x, y in EQUAL}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model", type=Path)
+    p.add_argument("--backend", default="tvm", choices=("tvm", "onnxruntime", "openvino"))
+    p.add_argument("--seconds", type=float, default=12.0)
+    p.add_argument("--sample-ms", type=float, default=1.0)
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    if not args.model.is_file():
+        raise CollageError(f"{args.model}: no such file")
+    runs = configurations(args.model, args.backend, ThreadPolicy())
+    for run in runs.values():
+        for _ in range(5):
+            run()
+    calls = calls_per_sample(args.sample_ms / 1e3, take_sample(runs["A"], 20).steady)
+    for _ in range(args.runs):
+        for per_block in (False, True):
+            rounds, found = equal_ratios(runs, calls, args.seconds, per_block)
+            print(f"{args.model.stem} {'per block' if per_block else 'fixed'}: {rounds} rounds "
+                  f"of {calls} calls, " + ", ".join(f"{x}/{y} {v:.4f}"
+                                                    for (x, y), v in found.items()),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

@@ -8,7 +8,8 @@ round, `collage_xdsl.sampling`): three that run one function, `A` and `A2` the s
 callable and `B` a second build of the model on `--backend` (the whole model, as the
 benchmark's single backends), and ONNX Runtime and OpenVINO on the file. Prints the
 medians of the per-round ratios A/B, A/A2 and B/A2, which only the order can move from
-1, for two orders, `--runs` times each, alternating: "fixed", row r mod p of one Williams
+1 (and the standard deviation of their logs: how much one round's ratio scatters), for
+two orders, `--runs` times each, alternating: "fixed", row r mod p of one Williams
 square (`balanced_order(items, r % p)`: the first block's labelling throughout), and
 "per block", `balanced_order(items, r)`, a labelling per block of p rounds. The
 figures in `balanced_order`'s docstring come from this script.
@@ -54,8 +55,9 @@ def configurations(path: Path, backend: str, policy: ThreadPolicy) -> dict:
 
 
 def equal_ratios(runs: dict, calls: int, seconds: float, per_block: bool
-                 ) -> tuple[int, dict[tuple[str, str], float]]:
-    """Rounds for `seconds`; (rounds, the median per-round ratio of each pair in EQUAL)."""
+                 ) -> tuple[int, dict[tuple[str, str], tuple[float, float]]]:
+    """Rounds for `seconds`; (rounds, per pair in EQUAL the median per-round ratio and the
+    standard deviation of the per-round ratios' log)."""
     names = list(runs)
     period = len(names) if len(names) % 2 == 0 else 2 * len(names)
     samples: dict[str, list[float]] = {k: [] for k in names}
@@ -64,9 +66,8 @@ def equal_ratios(runs: dict, calls: int, seconds: float, per_block: bool
         for k in balanced_order(names, r if per_block else r % period):
             samples[k].append(take_sample(runs[k], calls).steady)
         r += 1
-    return r, {(x, y): float(np.exp(np.median(np.log(np.array(samples[x])
-                                                        / np.array(samples[y])))))
-               for x, y in EQUAL}
+    logs = {(x, y): np.log(np.array(samples[x]) / np.array(samples[y])) for x, y in EQUAL}
+    return r, {pair: (float(np.exp(np.median(v))), float(v.std())) for pair, v in logs.items()}
 
 
 def main() -> None:
@@ -88,8 +89,8 @@ def main() -> None:
         for per_block in (False, True):
             rounds, found = equal_ratios(runs, calls, args.seconds, per_block)
             print(f"{args.model.stem} {'per block' if per_block else 'fixed'}: {rounds} rounds "
-                  f"of {calls} calls, " + ", ".join(f"{x}/{y} {v:.4f}"
-                                                    for (x, y), v in found.items()),
+                  f"of {calls} calls, " + ", ".join(f"{x}/{y} {m:.4f} (sd {sd:.3f})"
+                                                    for (x, y), (m, sd) in found.items()),
                   flush=True)
 
 

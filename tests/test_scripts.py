@@ -64,7 +64,8 @@ def test_order_bias_compares_equal_configurations_in_both_orders(tmp_path):
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["mm fixed", "mm per block"]
     for line in lines:
-        ratios = [float(part.split()[-1]) for part in line.split(", ")[1:]]
+        ratios = [float(part.split()[1]) for part in line.split(", ")[1:]]
+        assert all(part.endswith(")") and "(sd " in part for part in line.split(", ")[1:])
         assert [part.split()[0] for part in line.split(", ")[1:]] == ["A/B", "A/A2", "B/A2"]
         assert all(0.5 < r < 2 for r in ratios)
 

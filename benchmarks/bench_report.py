@@ -5,14 +5,15 @@
     Path("table.md").write_text(markdown_tables(results))
     plot_ratios(results, Path("ratios.png"))
 
-Two tables: the median latency of every configuration (ms), and per non-single
-configuration the median of its per-round ratios to the best single backend with the 95%
-confidence interval, next to the partitioning times (cold and warm cost database, and
-with refinement), the additive errors, and "estimated mix": the search's total for the
-mixed plan over its total with the cheapest backend alone (what mixing gains by the cost
-model's own estimates, `collage_xdsl.explain`). `*` marks a slow configuration timed in a
-few rounds only. Below them: the geomean of each ratio over the models, how many models
-are above 1.02x, the largest additive error, and notes (failures with their reasons).
+Two tables: the rounds timed and the median latency of every configuration (ms), and per
+non-single configuration the median of its per-round ratios to the best single backend
+with the 95% confidence interval, next to the partitioning times (cold and warm cost
+database, and with refinement), the additive errors, and "estimated mix": the search's
+total for the mixed plan over its total with the cheapest backend alone (what mixing
+gains by the cost model's own estimates, `collage_xdsl.explain`). `*` marks a slow
+configuration timed in a few rounds only. Below them: the geomean of each ratio over the
+models, how many models are above 1.02x, the largest additive error, and notes (failures
+with their reasons).
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of the latency table and the ratio table."""
     models = results["models"].values()
     latency = [
-        [m["display"], m.get("best_single", "")] + [_cell(m, c, False) for c in CONFIGS]
+        [m["display"], m.get("best_single", ""), str(m.get("rounds", ""))]
+        + [_cell(m, c, False) for c in CONFIGS]
         for m in models
     ]
     ratios = [
@@ -133,7 +135,7 @@ def tables(results: dict) -> list[tuple[str, list[str], list[list[str]]]]:
         for m in models
     ]
     return [
-        ("Median latency (ms)", ["model", "best single", *CONFIGS], latency),
+        ("Median latency (ms)", ["model", "best single", "rounds", *CONFIGS], latency),
         ("Ratio to the best single backend: median of per-round ratios (95% CI)",
          ["model", *RATIO_CONFIGS, "partition cold s", "warm s", "refined s",
           "additive error search (db / now)", "additive error collage (db / now)",
@@ -213,7 +215,9 @@ def notes(results: dict) -> list[str]:
 def _header(results: dict) -> str:
     sample = (f"; samples of {results['sample_ms']:g} ms after a first call"
               if "sample_ms" in results else "; one call per sample")
-    return (f"{results['host']}; {results['threads']} threads; {results['rounds']} rounds{sample}; "
+    rounds = (f"at least {results['rounds']} rounds, more in {results['timing_s']:g} s a model"
+              if results.get("timing_s") else f"{results['rounds']} rounds")
+    return (f"{results['host']}; {results['threads']} threads; {rounds}{sample}; "
             f"refine budget {_budget(results['refine_budget'])}; tvm-tune {results['tvm_tune']}; "
             f"{results['date']}")
 

@@ -1,7 +1,8 @@
 """The benchmark suite: every model in every configuration, in one interleaved run.
 
     python benchmarks/run.py [--models mnist_cnn,mlp,...] [--rounds 30] [--work DIR]
-                             [--out DIR] [--refine-budget S|auto] [--additivity-rounds N]
+                             [--timing-s S] [--out DIR] [--refine-budget S|auto]
+                             [--additivity-rounds N]
                              [--threads N] [--max-depth N]
                              [--warmup N] [--sample-ms MS] [--slow-factor F]
                              [--slow-rounds N] [--seed N]
@@ -32,8 +33,10 @@ Per model:
    outputs are checked against ONNX Runtime's before timing; a configuration that fails
    to build, disagrees or crashes is reported as failed with the reason, and the others
    go on.
-3. Timing (`benchmarks/bench_timing.py`): warm-up, then `--rounds` interleaved rounds,
-   one sample of each configuration per round in a balanced order: its steady-state
+3. Timing (`benchmarks/bench_timing.py`): warm-up, then at least `--rounds` interleaved
+   rounds, more while they fit in `--timing-s` seconds (default 60: a round's ratio
+   scatters by 5-28% here, so fast models, whose rounds are short, get hundreds), one
+   sample of each configuration per round in a balanced order: its steady-state
    latency (a first call, then the mean of enough calls to last `--sample-ms`, default
    50 ms: a 5 ms sample of a millisecond model is one or two calls right after the other
    configurations ran); the first call is kept as well ("first call" ratios). Configurations
@@ -254,9 +257,12 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             configs[config] = {"status": "failed", "reason": problem}
             del runs[config]
 
-    progress(f"{name}: timing {', '.join(runs)} ({args.rounds} rounds)")
+    progress(f"{name}: timing {', '.join(runs)} (at least {args.rounds} rounds, "
+             f"{args.timing_s:g} s)")
     timing = time_interleaved(runs, inputs, SINGLES, args.rounds, args.warmup,
-                              args.slow_factor, args.slow_rounds, args.sample_ms / 1e3)
+                              args.slow_factor, args.slow_rounds, args.sample_ms / 1e3,
+                              args.timing_s)
+    entry["rounds"] = timing.rounds
     for config, reason in timing.failures.items():
         configs[config] = {"status": "failed", "reason": reason}
         del runs[config]
@@ -357,7 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS), metavar="M1,M2,...",
                    help="models to run (default: all twelve: " + ", ".join(MODELS) + ")")
-    p.add_argument("--rounds", type=int, default=30, help="timed rounds (default 30)")
+    p.add_argument("--rounds", type=int, default=30,
+                   help="timed rounds at least (default 30)")
+    p.add_argument("--timing-s", type=float, default=60.0, metavar="S",
+                   help="more rounds while they fit in S seconds a model, by the warm-up "
+                        "calls (default 60; at most 20x --rounds; 0: --rounds exactly)")
     p.add_argument("--warmup", type=int, default=2,
                    help="warm-up calls of each configuration (default 2, at least 1)")
     p.add_argument("--sample-ms", type=float, default=50.0, metavar="MS",
@@ -397,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> None:
     if args.rounds < 1 or args.warmup < 1 or args.slow_rounds < 1:
         raise CollageError("--rounds, --warmup and --slow-rounds must be at least 1")
+    if not 0 <= args.timing_s < float("inf"):
+        raise CollageError(f"--timing-s must be a number of seconds >= 0, got "
+                           f"{args.timing_s}")
     if not 0 <= args.sample_ms < float("inf"):
         raise CollageError(f"--sample-ms must be a number of milliseconds >= 0, got "
                            f"{args.sample_ms}")
@@ -439,6 +452,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         "host": host_description(),
         "threads": policy.threads,
         "rounds": args.rounds,
+        "timing_s": args.timing_s,
         "warmup": args.warmup,
         "sample_ms": args.sample_ms,
         "slow_factor": args.slow_factor,

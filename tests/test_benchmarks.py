@@ -22,7 +22,7 @@ import bench_configs  # noqa: E402
 import run as bench_run  # noqa: E402
 from bench_configs import CONFIGS, PAIRS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
-from bench_timing import slow_round_indices, time_interleaved  # noqa: E402
+from bench_timing import MAX_ROUNDS_FACTOR, slow_round_indices, time_interleaved  # noqa: E402
 
 from collage_xdsl.adaptive import PlanSelector  # noqa: E402
 from collage_xdsl.codegen.threads import ThreadPolicy  # noqa: E402
@@ -112,6 +112,24 @@ def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
     assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
                                                                True, False, False]
     assert all(s is not None for s in timing.samples["fast"])
+
+
+def test_rounds_are_added_while_they_fit_in_the_timing_time():
+    def config(seconds):
+        return lambda inputs: time.sleep(seconds) or []
+
+    runs = {"a": config(0.002), "b": config(0.002), "slow": config(0.05)}
+    timing = time_interleaved(runs, [], singles=["a"], rounds=3, warmup=1, slow_factor=10,
+                              slow_rounds=2, sample_s=0.0, min_s=0.2)
+    # a round: a first call and one timed call of a and b, 8 ms or more; slow not counted
+    assert timing.slow == {"slow"}
+    assert 3 < timing.rounds <= 0.2 / 0.008
+    assert all(len(v) == timing.rounds for v in timing.samples.values())
+    assert sum(s is not None for s in timing.samples["slow"]) == 2
+    # bounded by MAX_ROUNDS_FACTOR x rounds; none added without min_s
+    assert time_interleaved(runs, [], ["a"], 1, 1, 10, 1, 0.0, 10.0).rounds == \
+        MAX_ROUNDS_FACTOR
+    assert time_interleaved(runs, [], ["a"], 3, 1, 10, 1, 0.0).rounds == 3
 
 
 def test_a_sample_is_the_steady_state_after_a_first_call():
@@ -208,6 +226,8 @@ def test_unknown_model_is_exit_2_without_traceback():
     (["--refine-budget", "soon"], "--refine-budget must be auto or a number of seconds >= 0"),
     (["--additivity-rounds", "0"], "--additivity-rounds must be at least 1"),
     (["--sample-ms", "-1"], "--sample-ms must be a number of milliseconds >= 0, got -1.0"),
+    (["--timing-s", "-1"], "--timing-s must be a number of seconds >= 0, got -1.0"),
+    (["--timing-s", "inf"], "--timing-s must be a number of seconds >= 0, got inf"),
     (["--models", "mlp,mlp"], "names a model twice"),
     (["--threads", "0"], "--threads must be at least 1, got 0"),
 ])
@@ -263,12 +283,14 @@ def test_the_selector_note_names_a_plan_dropped_at_run_time():
 def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     work, out = tmp_path / "work", tmp_path / "out"
     common = ["--models", "mlp", "--work", str(work), "--out", str(out), "--warmup", "1"]
-    assert bench_run.main([*common, "--rounds", "3", "--refine-budget", "1"]) == 0
+    assert bench_run.main([*common, "--rounds", "3", "--timing-s", "0",
+                           "--refine-budget", "1"]) == 0
     printed = capsys.readouterr().out
     assert "Median latency (ms)" in printed and "mlp" in printed
 
     results = json.loads((out / "results.json").read_text())
     assert results["rounds"] == 3 and results["threads"] == ThreadPolicy().threads
+    assert results["timing_s"] == 0 and results["models"]["mlp"]["rounds"] == 3
     assert results["command"][:2] == ["python", "benchmarks/run.py"]
     assert {"onnxruntime", "openvino", "apache-tvm", "xdsl"} <= set(results["versions"])
     mlp = results["models"]["mlp"]
@@ -324,7 +346,7 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert set(results["summary"]["vs_greedy"]) == set(PAIRS)
     assert (out / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "table.md").read_text()
-    assert "| model | best single | onnxruntime |" in table and "| mlp |" in table
+    assert "| model | best single | rounds | onnxruntime |" in table and "| mlp | " in table
 
     # warm: the cold time is read back, not measured; a crashing backend fails its config
     real = bench_configs.whole_model
@@ -335,13 +357,17 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
         return real(backend, model, policy)
 
     monkeypatch.setattr(bench_configs, "whole_model", openvino_crashes)
-    assert bench_run.main([*common, "--rounds", "2", "--refine-budget", "0", "--no-pairs"]) == 0
+    assert bench_run.main([*common, "--rounds", "2", "--timing-s", "3", "--refine-budget", "0",
+                           "--no-pairs"]) == 0
     printed = capsys.readouterr().out
+    assert "at least 2 rounds, more in 3 s a model" in printed
     assert "mlp openvino: failed: RuntimeError: openvino crashed" in printed
     mlp = json.loads((out / "results.json").read_text())["models"]["mlp"]
     assert mlp["partition"]["cold_seconds"] == cold
     assert mlp["configs"]["openvino"] == {"status": "failed",
                                           "reason": "RuntimeError: openvino crashed"}
     assert mlp["configs"]["collage"]["status"] == "skipped"
+    # rounds of well under a second: 3 s of timing is more than 2 of them
+    assert mlp["rounds"] > 2 and len(mlp["configs"]["onnxruntime"]["samples_ms"]) == mlp["rounds"]
     assert mlp["configs"]["collage-search"]["status"] == "ok"
     assert all(mlp["configs"][p]["status"] == "skipped" for p in PAIRS)

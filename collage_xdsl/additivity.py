@@ -15,8 +15,8 @@ when the run does not fit in them, their median: the estimator's loop,
 `collage_xdsl.evict`, on the operands it got in the run), then the whole run (the same
 way, without eviction: its kernels evict each other). A plan of one kernel call is timed
 back to back on both sides: between its calls nothing but itself runs, and eviction only
-added a cold start (whole-model kernels of the MLP and the MNIST CNN, each backend's: 1.08-
-1.13x of the run after eviction, 0.97-1.00x back to back). The boundary part is
+added a cold start (whole-model kernels of the MLP and the MNIST CNN, each backend's:
+1.08-1.13x of the run after eviction, 0.97-1.00x back to back). The boundary part is
 `collage_xdsl.transitions.outlined_estimate` of the outlined ``@main``: launches,
 crossings and the runtime's base.
 """

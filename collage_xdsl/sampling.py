@@ -67,15 +67,17 @@ def balanced_order(items: Sequence[T], r: int, seed: int = 0) -> list[T]:
     repeat block after block (with 4 items, item x follows x+1 at every boundary), and
     some items followed some others twice as often as the rest. Three configurations
     running one function, among two others, then measured 0.982-1.006 of each other,
-    one pair 0.982-0.985 in each of four runs (medians of per-round ratios, 1900-2200
+    one pair 0.982-0.985 in each of four runs (medians of per-round ratios, 1800-2300
     rounds of 1 ms samples, the MLP's TVM plan); with a labelling per block, 0.994-1.002
     (`python scripts/order_bias.py mlp.onnx --runs 4`).
 
         balanced_order("ABCD", 0) == list("CADB")   # the first block's labelling: C A B D
     """
     n = len(items)
+    if n == 0:
+        return []
     block, row_r = divmod(r, n if n % 2 == 0 else 2 * n)
     labels = [items[i] for i in np.random.default_rng([seed, block]).permutation(n)]
     first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
-    row = [labels[(x + row_r) % n] for x in first] if n else []
+    row = [labels[(x + row_r) % n] for x in first]
     return row[::-1] if n % 2 and row_r >= n else row

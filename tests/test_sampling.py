@@ -20,7 +20,7 @@ def test_the_round_order_is_balanced(n):
         assert set(Counter(row[0] for row in rows).values()) == {period // n}
         follows = Counter(pair for row in rows for pair in zip(row, row[1:]))
         assert len(follows) == n * (n - 1) and len(set(follows.values())) <= 1
-    assert balanced_order("ABCD", 0) == list("CADB")
+    assert balanced_order("ABCD", 0) == list("CADB") and balanced_order([], 3) == []
     assert balanced_order("ABCD", 0, seed=1) != balanced_order("ABCD", 0)
 
 

@@ -35,10 +35,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.conditioning import ill_conditioned
-from collage_xdsl.pipeline import assign_module
 from collage_xdsl.runtime import Executable
 from collage_xdsl.tools.collage import LoadedModel
-from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+from collage_xdsl.tools import collage_bench
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -53,13 +52,10 @@ RTOL, ATOL = 1e-3, 1e-4
 
 
 def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy) -> Run:
-    """`backend` alone on the whole model, in its best configuration."""
+    """`backend` alone on the whole model, in its best configuration (as `collage bench`
+    runs it: ONNX Runtime and OpenVINO on the ONNX file)."""
     assert model.onnx_path is not None
-    if backend == "onnxruntime":
-        return onnxruntime_session(model.onnx_path, model.input_names, policy)
-    if backend == "openvino":
-        return openvino_model(model.onnx_path, policy)
-    return executable(assign_module(model.module, backend, "whole"), policy)
+    return collage_bench.whole_model(backend, model, policy)
 
 
 def partition_for(module: ModuleOp, backend: str) -> ModuleOp:

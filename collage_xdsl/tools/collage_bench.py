@@ -81,21 +81,26 @@ def openvino_run(compiled) -> Run:
     return run
 
 
+def whole_model(backend: str, model, policy: ThreadPolicy) -> Run:
+    """`backend` alone on the whole of `model` (a `LoadedModel`), in its best
+    configuration: ONNX Runtime and OpenVINO on the ONNX file itself when there is one,
+    otherwise (and TVM always) our lowering of the whole model as one kernel."""
+    from collage_xdsl.runtime import Executable
+
+    if model.onnx_path is not None and backend == "onnxruntime":
+        return onnxruntime_session(model.onnx_path, model.input_names, policy)
+    if model.onnx_path is not None and backend == "openvino":
+        return openvino_model(model.onnx_path, policy)
+    return Executable(assign_module(model.module, backend, "whole"), threads=policy).run
+
+
 def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
                    ) -> tuple[dict[str, Run], Partitioned]:
     """Each backend alone, then `collage`; and Collage's partition."""
     from collage_xdsl.runtime import Executable
 
     options = partition_options(args)
-    configs: dict[str, Run] = {}
-    for backend in options.backends:
-        if model.onnx_path is not None and backend == "onnxruntime":
-            configs[backend] = onnxruntime_session(model.onnx_path, model.input_names, policy)
-        elif model.onnx_path is not None and backend == "openvino":
-            configs[backend] = openvino_model(model.onnx_path, policy)
-        else:
-            configs[backend] = Executable(assign_module(model.module, backend, "whole"),
-                                          threads=policy).run
+    configs: dict[str, Run] = {b: whole_model(b, model, policy) for b in options.backends}
     partitioned = partition_module(model.module, options)
     configs["collage"] = Executable(partitioned.module, threads=policy).run
     return configs, partitioned

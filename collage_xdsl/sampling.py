@@ -56,6 +56,11 @@ def take_sample(call: Callable[[], object], calls: int) -> Sample:
     return Sample(t1 - t0, (time.perf_counter() - t1) / calls)
 
 
+def square_rounds(n: int) -> int:
+    """The rounds of one block of `balanced_order` over n items: n, 2n when n is odd."""
+    return n if n % 2 == 0 else 2 * n
+
+
 def balanced_order(items: Sequence[T], r: int, seed: int = 0) -> list[T]:
     """Round r's order of `items`: row r mod p of a Williams design, a Latin square in
     which, over a block of p = n rounds (2n when n is odd), each item runs first, and right
@@ -76,7 +81,7 @@ def balanced_order(items: Sequence[T], r: int, seed: int = 0) -> list[T]:
     n = len(items)
     if n == 0:
         return []
-    block, row_r = divmod(r, n if n % 2 == 0 else 2 * n)
+    block, row_r = divmod(r, square_rounds(n))
     labels = [items[i] for i in np.random.default_rng([seed, block]).permutation(n)]
     first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
     row = [labels[(x + row_r) % n] for x in first]

@@ -26,11 +26,9 @@ import numpy as np
 
 from collage_xdsl.codegen.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.pipeline import assign_module
-from collage_xdsl.runtime import Executable
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.sampling import balanced_order, calls_per_sample, square_rounds, take_sample
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+from collage_xdsl.tools.collage_bench import whole_model
 
 EQUAL = (("A", "B"), ("A", "A2"), ("B", "A2"))
 
@@ -39,17 +37,9 @@ def configurations(path: Path, backend: str, policy: ThreadPolicy) -> dict:
     """name: a call of the whole model with fixed inputs."""
     model = load_model(str(path))
     inputs = random_inputs(model, 0)
-
-    def built():
-        if backend == "onnxruntime":
-            return onnxruntime_session(path, model.input_names, policy)
-        if backend == "openvino":
-            return openvino_model(path, policy)
-        return Executable(assign_module(model.module, backend, "whole"), threads=policy).run
-
-    a, b = built(), built()
-    ort = onnxruntime_session(path, model.input_names, policy)
-    ov = openvino_model(path, policy)
+    a, b = whole_model(backend, model, policy), whole_model(backend, model, policy)
+    ort = whole_model("onnxruntime", model, policy)
+    ov = whole_model("openvino", model, policy)
     return {"A": lambda: a(inputs), "B": lambda: b(inputs), "A2": lambda: a(inputs),
             "onnxruntime": lambda: ort(inputs), "openvino": lambda: ov(inputs)}
 
@@ -59,7 +49,7 @@ def equal_ratios(runs: dict, calls: int, seconds: float, per_block: bool
     """Rounds for `seconds`; (rounds, per pair in EQUAL the median per-round ratio and the
     standard deviation of the per-round ratios' log)."""
     names = list(runs)
-    period = len(names) if len(names) % 2 == 0 else 2 * len(names)
+    period = square_rounds(len(names))
     samples: dict[str, list[float]] = {k: [] for k in names}
     started, r = time.perf_counter(), 0
     while time.perf_counter() - started < seconds:

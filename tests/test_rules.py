@@ -334,6 +334,25 @@ def test_combiners_unite_candidates_that_share_only_a_constant():
     assert node_sets(rule, g) == sets("a c", "r", "c m", "a c r", "c r m", "a c r m")
 
 
+def test_tuple_combiner_unites_producers_that_share_only_a_constant():
+    """The tuple's two producers both hold %c; sharing a constant is no overlap, so they
+    join the tuple and its concat; producers sharing an op (%a) never do."""
+    t4 = "tensor<4x8xf32>"
+    pair = f"tuple<{t4}, {t4}>"
+    g = parse_graph(f"""
+  %c = collage.constant dense<0.5> : {t4}
+  %a = collage.add %x, %c : ({t4}, {t4}) -> {t4}
+  %e = collage.mul %a, %c : ({t4}, {t4}) -> {t4}
+  %t = collage.tuple %a, %e : ({t4}, {t4}) -> {pair}
+  %o = collage.concat %t {{axis = 1 : i64}} : ({pair}) -> tensor<4x16xf32>
+  func.return %o : tensor<4x16xf32>""", f"%x: {t4}")
+    shared_constant = CombinePartitionRule("", Seeds(("a c", "e c", "o")),
+                                           (TupleArgCombinerRule(),))
+    assert node_sets(shared_constant, g) == sets("a c", "e c", "o", "a c e t o")
+    shared_op = CombinePartitionRule("", Seeds(("a c", "a e", "o")), (TupleArgCombinerRule(),))
+    assert node_sets(shared_op, g) == sets("a c", "a e", "o")
+
+
 def test_dataflow_template_rule():
     """An OPU-like pipeline pad -> conv -> add -> relu|pool: chains along template links,
     each stage at most once per group."""

@@ -223,8 +223,10 @@ def _header(results: dict) -> str:
 
 
 def format_tables(results: dict) -> str:
-    """The tables as aligned text, the summary and the notes."""
-    out = [_header(results), ""]
+    """The tables as aligned text, the summary and the notes (after the parts they
+    come from, for merged results)."""
+    parts = _provenance(results)[1:]
+    out = [*parts, _header(results), ""]
     for title, header, rows in tables(results):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         out.append(title)
@@ -236,9 +238,21 @@ def format_tables(results: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _provenance(results: dict) -> list[str]:
+    """The command that wrote `results`, at which commit; the parts it merged, if any
+    (`benchmarks/merge.py`), each with its own."""
+    def at(record: dict) -> str:
+        return f" at {record['commit']}" if record.get("commit") else ""
+
+    lines = [f"Command: `{' '.join(results['command'])}`{at(results)}"]
+    lines += [f"- part: `{' '.join(part['command'])}`{at(part)}, {part['date']}"
+              for part in results.get("parts", [])]
+    return lines
+
+
 def markdown_tables(results: dict) -> str:
     """The tables in Markdown, for the README."""
-    out = [f"Command: `{' '.join(results['command'])}`", "", _header(results), ""]
+    out = [*_provenance(results), "", _header(results), ""]
     for title, header, rows in tables(results):
         out += [f"**{title}**", "", "| " + " | ".join(header) + " |",
                 "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]

@@ -58,10 +58,11 @@ Per model:
 Output: the tables on stdout (latency medians; ratios with CIs, partition times and
 additive errors; the geomean of each non-single configuration's ratio over the models
 and how many models are above 1.02x), and in `--out` (default `WORK/results`):
-`results.json` (everything, with threads, rounds, host, library versions, date and the
-command line; each refined configuration's partition record carries refinement's report,
-every trial in order: `collage_xdsl.refine.Refinement.to_json`), `table.md` (the same
-tables in Markdown) and `ratios.png`.
+`results.json` (everything, with threads, rounds, host, library versions, date, the
+command line and the commit; each refined configuration's partition record carries
+refinement's report, every trial in order: `collage_xdsl.refine.Refinement.to_json`),
+`table.md` (the same tables in Markdown) and `ratios.png`. Runs of a few models each
+make one table with `benchmarks/merge.py`.
 
 Bad options (an unknown model, a work directory that cannot be written) are one
 `error:` line and exit status 2.
@@ -74,6 +75,7 @@ import datetime
 import json
 import os
 import platform
+import subprocess
 import sys
 from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
@@ -95,7 +97,8 @@ from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
 )
 from bench_stats import median, median_ci, per_round_ratios  # noqa: E402
 
-DEFAULT_WORK = Path(__file__).resolve().parent / "work"
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_WORK = ROOT / "benchmarks" / "work"
 PACKAGES = ("collage-xdsl", "xdsl", "apache-tvm", "onnxruntime", "openvino", "onnx", "numpy")
 
 
@@ -340,6 +343,21 @@ def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: in
 # ---------------------------------------------------------------------------
 
 
+def _commit() -> str | None:
+    """The checkout's commit, `+` when tracked files have uncommitted changes; None
+    outside a git checkout."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+" if dirty else "")
+
+
 def _versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
     for package in PACKAGES:
@@ -448,6 +466,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         TuningOptions(args.tvm_tune).export()
     results = {
         "command": ["python", "benchmarks/run.py", *argv],
+        "commit": _commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": host_description(),
         "threads": policy.threads,

@@ -19,8 +19,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_configs  # noqa: E402
+import merge as bench_merge  # noqa: E402
 import run as bench_run  # noqa: E402
-from bench_configs import CONFIGS, PAIRS, SINGLES, OutputCheck, ill_conditioned  # noqa: E402
+from bench_configs import (  # noqa: E402
+    CONFIGS,
+    PAIRS,
+    SINGLES,
+    OutputCheck,
+    ill_conditioned,
+)
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
 from bench_timing import MAX_ROUNDS_FACTOR, slow_round_indices, time_interleaved  # noqa: E402
 
@@ -276,6 +283,100 @@ def test_the_selector_note_names_a_plan_dropped_at_run_time():
 
 
 # ---------------------------------------------------------------------------
+# Merging runs split by model
+# ---------------------------------------------------------------------------
+
+
+def _run_results(models: dict[str, float], **settings) -> dict:
+    """A run's results as `benchmarks/run.py` writes them, over `models` (name: Collage's
+    median ratio; every other configuration level with the best single backend)."""
+    def entry(r: float) -> dict:
+        return {"status": "ok", "slow": False, "median_ms": r, "rounds": 30,
+                "ratio": {"median": r, "low": r - 0.01, "high": r + 0.01}}
+
+    results = {"command": ["python", "benchmarks/run.py", "--models", ",".join(models)],
+               "date": "2026-11-26T05:51:11+00:00", "commit": "97fc0bb",
+               "host": "AMD EPYC; 2 cores; Linux x86_64", "threads": 2, "rounds": 30,
+               "timing_s": 60.0, "warmup": 2, "sample_ms": 50.0, "slow_factor": 10.0,
+               "slow_rounds": 3, "refine_budget": "auto", "max_depth": 8, "seed": 0,
+               "tvm_tune": "none", "versions": {"openvino": "2026.4.1"}, "models": {}}
+    results.update(settings)
+    for name, ratio in models.items():
+        configs = {c: entry(1.0) for c in CONFIGS}
+        configs["collage"] = entry(ratio)
+        results["models"][name] = {
+            "display": name.removeprefix("light_"), "status": "ok", "reason": "", "notes": [], "configs": configs,
+            "partition": {"cold_seconds": 9.0, "warm": {"seconds": 0.1, "mixing_ratio": 1.0}},
+            "additive_error": {}, "vs_greedy": {}, "rounds": 30, "best_single": "openvino"}
+    return results
+
+
+def _write(path: Path, results: dict) -> Path:
+    path.mkdir(parents=True)
+    (path / "results.json").write_text(json.dumps(results))
+    return path
+
+
+def test_merged_runs_are_summarized_over_all_their_models(tmp_path, capsys):
+    a = _write(tmp_path / "a", _run_results({"mlp": 0.81, "light_vgg19": 1.0}))
+    b = _write(tmp_path / "b", _run_results({"light_zfnet512": 1.0}, commit=None,
+                                            date="2026-11-26T09:00:00+00:00"))
+    out = tmp_path / "merged"
+    assert bench_merge.main([str(a), str(b / "results.json"), "--out", str(out)]) == 0
+    merged = json.loads((out / "results.json").read_text())
+    assert list(merged["models"]) == ["mlp", "light_vgg19", "light_zfnet512"]
+    collage = merged["summary"]["ratio"]["collage"]
+    assert collage["models"] == 3 and collage["geomean"] == pytest.approx(0.81 ** (1 / 3))
+    assert [p["models"] for p in merged["parts"]] == [["mlp", "light_vgg19"],
+                                                      ["light_zfnet512"]]
+    assert merged["date"] == "2026-11-26T09:00:00+00:00" and merged["threads"] == 2
+    table = (out / "table.md").read_text()
+    assert table.startswith(f"Command: `python benchmarks/merge.py {a} {b / 'results.json'} "
+                            f"--out {out}`\n- part: `python benchmarks/run.py --models "
+                            "mlp,light_vgg19` at 97fc0bb, 2026-11-26T05:51:11+00:00\n- part: "
+                            "`python benchmarks/run.py --models light_zfnet512`, 2026-11-26T09")
+    assert "collage: geomean ratio 0.932x over 3 models, 0 above 1.02x" in table
+    assert "| zfnet512 | " in table and (out / "ratios.png").exists()
+    assert "- part: `python benchmarks/run.py --models mlp,light_vgg19`" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("second, message", [
+    ({"models": {"light_vgg19": 1.0}, "threads": 1},
+     "threads is 1, but 2 in {a}: their ratios do not compare"),
+    ({"models": {"light_vgg19": 1.0}, "versions": {"openvino": "2025.1"}},
+     "versions is {{'openvino': '2025.1'}}, but {{'openvino': '2026.4.1'}} in {a}: their "
+     "ratios do not compare"),
+    ({"models": {"mlp": 1.0}}, "model mlp is also in {a}: merge one run of each model"),
+])
+def test_runs_that_do_not_compare_are_not_merged(tmp_path, capsys, second, message):
+    a = _write(tmp_path / "a", _run_results({"mlp": 1.0}))
+    models = second.pop("models")
+    b = _write(tmp_path / "b", _run_results(models, **second))
+    assert bench_merge.main([str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {b / 'results.json'}: "
+                   f"{message.format(a=a / 'results.json')}\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_is_not_a_runs_results_is_one_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json")
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"models": {}}))
+    for path, message in [
+        (tmp_path / "missing", f"{tmp_path / 'missing'}: cannot read it: "
+                               "No such file or directory"),
+        (bad, f"{bad}: not a benchmark's results.json: not JSON (Expecting property name "
+              "enclosed in double quotes: line 1 column 3 (char 2))"),
+        (notes, f"{notes}: not a benchmark's results.json: no command, date, host"),
+    ]:
+        assert bench_merge.main([str(path), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {message}") and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------
 # Real runs on the MLP: cold, then warm
 # ---------------------------------------------------------------------------
 
@@ -292,6 +393,9 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert results["rounds"] == 3 and results["threads"] == ThreadPolicy().threads
     assert results["timing_s"] == 0 and results["models"]["mlp"]["rounds"] == 3
     assert results["command"][:2] == ["python", "benchmarks/run.py"]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()
+    assert (results["commit"] or "").rstrip("+") == head  # None outside a git checkout
     assert {"onnxruntime", "openvino", "apache-tvm", "xdsl"} <= set(results["versions"])
     mlp = results["models"]["mlp"]
     assert mlp["status"] == "ok"

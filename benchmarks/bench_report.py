@@ -1,9 +1,8 @@
 """The benchmark's report: summary over models, text and Markdown tables, the ratio chart.
 
     results["summary"] = summarize(results["models"])
-    print(format_tables(results))                 # aligned text
-    Path("table.md").write_text(markdown_tables(results))
-    plot_ratios(results, Path("ratios.png"))
+    write_report(results, Path("out"))  # out/results.json, table.md, ratios.png; prints
+                                        # the tables (aligned text) and what it wrote
 
 Two tables: the rounds timed and the median latency of every configuration (ms), and per
 non-single configuration the median of its per-round ratios to the best single backend
@@ -18,6 +17,7 @@ with their reasons).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from bench_configs import BASELINES, COLLAGE, CONFIGS, PAIRS
@@ -295,3 +295,13 @@ def plot_ratios(results: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def write_report(results: dict, out: Path) -> None:
+    """`results.json`, `table.md` and `ratios.png` in `out` (which exists); the tables and
+    the paths written go to standard output."""
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "table.md").write_text(markdown_tables(results))
+    plot_ratios(results, out / "ratios.png")
+    print(format_tables(results), end="")
+    print(f"wrote {out / 'results.json'}, {out / 'table.md'}, {out / 'ratios.png'}")

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_report import format_tables, markdown_tables, plot_ratios, summarize  # noqa: E402
+from bench_report import summarize, write_report  # noqa: E402
 
 from collage_xdsl.errors import CollageError  # noqa: E402
 
@@ -98,12 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"error: {args.out}: cannot create it: {e.strerror}", file=sys.stderr)
         return 2
-    (args.out / "results.json").write_text(json.dumps(merged, indent=2) + "\n")
-    (args.out / "table.md").write_text(markdown_tables(merged))
-    plot_ratios(merged, args.out / "ratios.png")
-    print(format_tables(merged), end="")
-    print(f"wrote {args.out / 'results.json'}, {args.out / 'table.md'}, "
-          f"{args.out / 'ratios.png'}")
+    write_report(merged, args.out)
     return 0
 
 

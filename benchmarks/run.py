@@ -455,7 +455,7 @@ def _validate(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """Every model of `args.models`; the results JSON (also written to `args.out`)."""
-    from bench_report import format_tables, markdown_tables, plot_ratios, summarize
+    from bench_report import summarize, write_report
 
     from collage_xdsl.codegen.tuning import TuningOptions
     from collage_xdsl.cost_db import host_description
@@ -488,12 +488,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
     for name in args.models:
         results["models"][name] = bench_model(name, args, policy)
     results["summary"] = summarize(results["models"])
-    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-    (args.out / "table.md").write_text(markdown_tables(results))
-    plot_ratios(results, args.out / "ratios.png")
-    print(format_tables(results), end="")
-    print(f"wrote {args.out / 'results.json'}, {args.out / 'table.md'}, "
-          f"{args.out / 'ratios.png'}")
+    write_report(results, args.out)
     return results
 
 

@@ -225,8 +225,7 @@ def _header(results: dict) -> str:
 def format_tables(results: dict) -> str:
     """The tables as aligned text, the summary and the notes (after the parts they
     come from, for merged results)."""
-    parts = _provenance(results)[1:]
-    out = [*parts, _header(results), ""]
+    out = [*_parts(results), _header(results), ""]
     for title, header, rows in tables(results):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         out.append(title)
@@ -238,16 +237,20 @@ def format_tables(results: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _provenance(results: dict) -> list[str]:
-    """The command that wrote `results`, at which commit; the parts it merged, if any
-    (`benchmarks/merge.py`), each with its own."""
-    def at(record: dict) -> str:
-        return f" at {record['commit']}" if record.get("commit") else ""
+def _at(record: dict) -> str:
+    return f" at {record['commit']}" if record.get("commit") else ""
 
-    lines = [f"Command: `{' '.join(results['command'])}`{at(results)}"]
-    lines += [f"- part: `{' '.join(part['command'])}`{at(part)}, {part['date']}"
-              for part in results.get("parts", [])]
-    return lines
+
+def _parts(results: dict) -> list[str]:
+    """The runs merged into `results` (`benchmarks/merge.py`), each with its command,
+    commit and date; none for one run."""
+    return [f"- part: `{' '.join(part['command'])}`{_at(part)}, {part['date']}"
+            for part in results.get("parts", [])]
+
+
+def _provenance(results: dict) -> list[str]:
+    """The command that wrote `results`, at which commit, and the parts it merged."""
+    return [f"Command: `{' '.join(results['command'])}`{_at(results)}", *_parts(results)]
 
 
 def markdown_tables(results: dict) -> str:

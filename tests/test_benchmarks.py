@@ -305,7 +305,8 @@ def _run_results(models: dict[str, float], **settings) -> dict:
         configs = {c: entry(1.0) for c in CONFIGS}
         configs["collage"] = entry(ratio)
         results["models"][name] = {
-            "display": name.removeprefix("light_"), "status": "ok", "reason": "", "notes": [], "configs": configs,
+            "display": name.removeprefix("light_"), "status": "ok", "reason": "", "notes": [],
+            "configs": configs,
             "partition": {"cold_seconds": 9.0, "warm": {"seconds": 0.1, "mixing_ratio": 1.0}},
             "additive_error": {}, "vs_greedy": {}, "rounds": 30, "best_single": "openvino"}
     return results

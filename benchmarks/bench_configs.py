@@ -33,11 +33,11 @@ from onnx import helper
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from collage_xdsl.codegen.threads import ThreadPolicy
-from collage_xdsl.conditioning import ill_conditioned
-from collage_xdsl.runtime import Executable
+from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.runtime.agreement import ill_conditioned
+from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.collage import LoadedModel
-from collage_xdsl.tools import collage_bench
+from collage_xdsl.tools import bench as collage_bench
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -99,7 +99,7 @@ def softmax_logits(path, output_names: Sequence[str], inputs: Sequence[np.ndarra
         return {}
     import onnxruntime as ort
 
-    from collage_xdsl.codegen.onnxruntime import session_options
+    from collage_xdsl.backends.onnxruntime.lowering import session_options
 
     session = ort.InferenceSession(model.SerializeToString(), session_options(policy),
                                    providers=["CPUExecutionProvider"])

@@ -9,7 +9,7 @@ non-single configuration the median of its per-round ratios to the best single b
 with the 95% confidence interval, next to the partitioning times (cold and warm cost
 database, and with refinement), the additive errors, and "estimated mix": the search's
 total for the mixed plan over its total with the cheapest backend alone (what mixing
-gains by the cost model's own estimates, `collage_xdsl.explain`). `*` marks a slow
+gains by the cost model's own estimates, `collage_xdsl.planner.explain`). `*` marks a slow
 configuration timed in a few rounds only. Below them: the geomean of each ratio over the
 models, how many models are above 1.02x, the largest additive error, and notes (failures
 with their reasons).

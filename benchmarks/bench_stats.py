@@ -11,7 +11,7 @@ only). A per-round ratio divides two calls made in the same round, so a slow pha
 machine scales numerator and denominator alike.
 
 The median and its 95% order-statistic interval (``median``, ``median_ci``, ``MedianCI``)
-are `collage_xdsl.stats`'s, re-exported here: collage-refine's timings use the same.
+are `collage_xdsl.measure.stats`'s, re-exported here: collage-refine's timings use the same.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 
 from collage_xdsl.errors import CollageError
-from collage_xdsl.stats import LEVEL, MedianCI, median, median_ci
+from collage_xdsl.measure.stats import LEVEL, MedianCI, median, median_ci
 
 __all__ = ["LEVEL", "MedianCI", "geomean", "median", "median_ci", "per_round_ratios"]
 

@@ -26,7 +26,7 @@ comes out above 1.02x about one time in four at sd 0.15. Fast models get many mo
 rounds for little time (the MLP: about 0.35 s a round of seven configurations).
 
 Round r takes one sample of every configuration timed in that round, in the order of row
-r of a balanced Latin square (`collage_xdsl.sampling.balanced_order`): over a few rounds
+r of a balanced Latin square (`collage_xdsl.measure.timing.balanced_order`): over a few rounds
 each configuration runs first equally often and right after each other one equally often,
 so what one leaves behind (busy worker threads, caches) does not always slow down the
 same neighbour. Rotating one order (A B C, B C A, ...) kept every neighbour: with the
@@ -35,7 +35,7 @@ and one always after Collage's OpenVINO plan, measured 1.09x apart over 30 round
 square's labels change from block to block, or the pairs across the rounds' boundaries,
 which it does not balance, favour the same configurations all run long (1-2% between
 equal ones). A sample is the configuration's steady-state latency, measured the way
-refinement's comparisons (`collage_xdsl.plan_timing`) and the estimator's kernel timings
+refinement's comparisons (`collage_xdsl.refine.measured`) and the estimator's kernel timings
 are: one call (timed separately as `first`: the latency right after the other
 configurations ran, caches holding their weights), then the mean of `calls` calls, enough
 to last `sample_s` (from the fastest of the warm-up calls and one more after them, so a
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 

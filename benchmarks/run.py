@@ -26,7 +26,7 @@ Per model:
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,
    default auto; skipped when that is 0; near-tied plans refinement kept are chosen
-   between at run time, `collage_xdsl.adaptive`, and the choices are noted), and
+   between at run time, `collage_xdsl.runtime.selector`, and the choices are noted), and
    `collage-tvm+onnxruntime` /
    `collage-tvm+openvino` (Collage, refined, with tvm and one BYOC backend, compared
    with that backend's greedy baseline; `--no-pairs` skips them). Each configuration's
@@ -49,8 +49,8 @@ Per model:
 5. Additive error of the `collage-search` and `collage` plans, two ways
    (`_additivity`): the search's view, the estimate from the cost database (the called
    kernels' `collage.cost` plus the boundary model the partition used,
-   `collage_xdsl.transitions.outlined_estimate`) against the plan's run measured now; and
-   side by side (`collage_xdsl.additivity`, `--additivity-rounds`): every kernel call
+   `collage_xdsl.core.boundaries.outlined_estimate`) against the plan's run measured now; and
+   side by side (`collage_xdsl.runtime.additivity`, `--additivity-rounds`): every kernel call
    of the run timed alone now plus the same boundary model, against the run, in the
    same rounds. The first mixes the model's error with the machine's drift since the
    database was filled (tens of percent here); the second is the model's own error.
@@ -60,7 +60,7 @@ additive errors; the geomean of each non-single configuration's ratio over the m
 and how many models are above 1.02x), and in `--out` (default `WORK/results`):
 `results.json` (everything, with threads, rounds, host, library versions, date, the
 command line and the commit; each refined configuration's partition record carries
-refinement's report, every trial in order: `collage_xdsl.refine.Refinement.to_json`),
+refinement's report, every trial in order: `collage_xdsl.refine.driver.Refinement.to_json`),
 `table.md` (the same tables in Markdown) and `ratios.png`. Runs of a few models each
 make one table with `benchmarks/merge.py`.
 
@@ -83,9 +83,9 @@ from pathlib import Path
 
 import numpy as np
 
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.runtime import Executable
+from collage_xdsl.runtime.executable import Executable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
@@ -119,7 +119,7 @@ def _cold_seconds(cold_json: Path) -> float | None:
 
 
 def _partition_record(partitioned) -> dict:
-    from collage_xdsl.tools.collage_compile import kernel_summary
+    from collage_xdsl.tools.compile import kernel_summary
 
     functions = partitioned.report["functions"]
     return {
@@ -149,7 +149,7 @@ def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> di
     """The JSON record of one model; a failure is recorded in it, never raised."""
     from bench_timing import failure_reason
 
-    from collage_xdsl.runtime import release_cached_kernels
+    from collage_xdsl.runtime.executable import release_cached_kernels
 
     entry: dict = {"model": name, "display": display_name(name), "status": "ok",
                    "reason": None, "notes": [], "configs": {}, "partition": {},
@@ -179,7 +179,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
     )
     from bench_timing import failure_reason, time_interleaved
 
-    from collage_xdsl.pipeline import PartitionOptions, partition_module
+    from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
     from collage_xdsl.tools.collage import load_model, random_inputs
 
     path = model_file(name, args.work)
@@ -322,8 +322,8 @@ def selector_note(config: str, stats: dict) -> str:
 def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: int) -> dict:
     """The additive error of an outlined plan, twice: the search's view (its kernels'
     costs from the cost database plus the boundary model) against the run measured now,
-    and `collage_xdsl.additivity`'s side-by-side check (the kernels timed alone now)."""
-    from collage_xdsl.additivity import check_additivity
+    and `collage_xdsl.runtime.additivity`'s side-by-side check (the kernels timed alone now)."""
+    from collage_xdsl.runtime.additivity import check_additivity
 
     check = check_additivity(Executable(plan.module, threads=policy, adapt=False), inputs,
                              plan.transitions(), rounds=rounds)
@@ -457,8 +457,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """Every model of `args.models`; the results JSON (also written to `args.out`)."""
     from bench_report import summarize, write_report
 
-    from collage_xdsl.codegen.tuning import TuningOptions
-    from collage_xdsl.cost_db import host_description
+    from collage_xdsl.backends.tvm.tuning import TuningOptions
+    from collage_xdsl.measure.cost_db import host_description
 
     policy = ThreadPolicy() if args.threads is None else ThreadPolicy(args.threads)
     os.environ["COLLAGE_THREADS"] = str(policy.threads)  # measurement and refinement workers

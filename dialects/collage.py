@@ -79,7 +79,7 @@ class OpPatternKind(IntEnum):
 
 @irdl_attr_definition
 class WeightAttr(ParametrizedAttribute):
-    """A large constant kept by reference in the weight store (see `collage_xdsl.tensors`)."""
+    """A large constant kept by reference in the weight store (see `collage_xdsl.ir.tensors`)."""
 
     name = "collage.weight"
     key: StringAttr

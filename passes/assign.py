@@ -33,11 +33,11 @@ from xdsl.passes import ModulePass
 
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.base import Backend, FusionStyle
-from collage_xdsl.candidates import node_name
+from collage_xdsl.core.candidates import node_name
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, single
-from collage_xdsl.partition import (
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import bits, single
+from collage_xdsl.core.regions import (
     ANY_SHAPE,
     Kernel,
     coalesce,
@@ -45,7 +45,7 @@ from collage_xdsl.partition import (
     partitionable_functions,
 )
 from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
-from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.core.subgraph import SubGraph
 
 
 def backend_named(name: str, test_ops: Sequence[str], test_fusion: str,

@@ -30,8 +30,8 @@ from xdsl.dialects.func import FuncOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.backends import MAX_CANDIDATES_PER_NODE, gather_specs
-from collage_xdsl.candidates import PartitionSpec, generate_candidates
-from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.core.candidates import PartitionSpec, generate_candidates
+from collage_xdsl.core.graph import DataflowGraph
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from xdsl.passes import ModulePass
 from collage_xdsl.dialects.collage import GetItemOp, TupleOp
 from collage_xdsl.dialects.collage import OpPatternKind as K
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, single
-from collage_xdsl.partition import Kernel, partition, partitionable_functions
-from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import bits, single
+from collage_xdsl.core.regions import Kernel, partition, partitionable_functions
+from collage_xdsl.core.subgraph import SubGraph
 
 
 class _Groups:

@@ -8,16 +8,16 @@ Per function: Phase 1-2 candidates of the enabled backends (`collage-candidates`
 `test-ops`, `test-fusion`, `test-patterns`), Phase 3 Dijkstra over covered sets with each candidate
 costed once (`estimator=mock` with `mock-costs=BACKEND:SECONDS,...` per op, default 1 s,
 or `estimator=measured`: compiled through the backends' codegen and timed in worker
-processes, see `collage_xdsl.measure`, with `measure-workers` and `measure-timeout`:
+processes, see `collage_xdsl.measure.pool`, with `measure-workers` and `measure-timeout`:
 the seconds a worker may go without compiling a kernel or finishing a pass of timing
 rounds; `cost-db=PATH`
 keeps costs between runs; `launch-penalty` seconds per kernel; `transitions=auto|none|
-measured|fixed:SECONDS`: boundary-aware costs, `collage_xdsl.transitions`, calibrated once
+measured|fixed:SECONDS`: boundary-aware costs, `collage_xdsl.core.boundaries`, calibrated once
 per cost database with the measured estimator by default), and Phase 4: the chosen
 sub-graphs become `collage.kernel` regions (`coalesce=true` merges touching kernels of
 one backend when the merged kernel, costed as one, is no dearer than its parts, see
-`collage_xdsl.partition`). `explain=PATH.json` writes the report of
-`collage_xdsl.explain`, whose table goes to stderr (or to `explain-table=PATH`).
+`collage_xdsl.core.regions`). `explain=PATH.json` writes the report of
+`collage_xdsl.planner.explain`, whose table goes to stderr (or to `explain-table=PATH`).
 
 Before:
 
@@ -46,12 +46,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.backends import available_backends
 from collage_xdsl.backends.base import Backend, FusionStyle
-from collage_xdsl.candidates import CandidateKernel, PartitionSpec, generate_candidates
-from collage_xdsl.cost import Cost
-from collage_xdsl.cost_db import CachedCostEstimator, CostDatabase
+from collage_xdsl.core.candidates import CandidateKernel, PartitionSpec, generate_candidates
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.measure.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import needs_eviction
-from collage_xdsl.estimators import (
+from collage_xdsl.measure.evict import needs_eviction
+from collage_xdsl.measure.estimator import (
     alone_measurement,
     measurement,
     CostEstimator,
@@ -60,18 +60,18 @@ from collage_xdsl.estimators import (
     kernel_request,
     parse_mock_costs,
 )
-from collage_xdsl.explain import FunctionReport, explain_function, write_report
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.partition import (
+from collage_xdsl.planner.explain import FunctionReport, explain_function, write_report
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.regions import (
     Kernel,
     coalesce_costed,
     partition,
     partitionable_functions,
 )
 from collage_xdsl.passes.candidates import CandidateOptions
-from collage_xdsl.search import alone_totals, kernel_cost, search_candidates
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.transitions import (
+from collage_xdsl.core.search import alone_totals, kernel_cost, search_candidates
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.core.boundaries import (
     NONE,
     TransitionCosts,
     parse_transitions,
@@ -79,7 +79,7 @@ from collage_xdsl.transitions import (
 )
 
 if TYPE_CHECKING:
-    from collage_xdsl.measure import MeasureSettings
+    from collage_xdsl.measure.pool import MeasureSettings
 
 
 def make_estimator(
@@ -88,7 +88,7 @@ def make_estimator(
 ) -> tuple[CostEstimator, CostDatabase | None]:
     """The estimator the options ask for, wrapped in the cost database when given one;
     a measured one times kernels after L2 eviction when ``evict`` is set."""
-    from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
+    from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
 
     settings = MeasureSettings(evict=evict)
     if estimator == "mock":
@@ -100,7 +100,7 @@ def make_estimator(
                                f"{', '.join(known)})")
         inner: CostEstimator = MockCostEstimator(costs)
     elif estimator == "measured":
-        from collage_xdsl.codegen import BACKENDS
+        from collage_xdsl.backends.kernel import BACKENDS
 
         missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS
                    and type(s.backend).compile is Backend.compile]
@@ -125,7 +125,7 @@ def make_estimator(
 def evicts(module: ModuleOp) -> bool:
     """Whether the measured estimator times the kernels of `module` after L2 eviction, with
     this process's thread count (`needs_eviction`)."""
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.threads import ThreadPolicy
 
     return needs_eviction(module, ThreadPolicy.resolve(None).threads)
 
@@ -166,7 +166,7 @@ class CollagePartitionPass(CandidateOptions):
     explain_table: str | None = None
     transitions: str = "auto"
     tvm_tune: str | None = None
-    """TVM schedule tuning, none or metaschedule (`collage_xdsl.codegen.tuning`); None
+    """TVM schedule tuning, none or metaschedule (`collage_xdsl.backends.tvm.tuning`); None
     keeps the process setting (``COLLAGE_TVM_TUNE``, default none)."""
     tvm_tune_trials: int = 16
     tvm_tune_db: str | None = None
@@ -190,8 +190,8 @@ class CollagePartitionPass(CandidateOptions):
                          ) -> TransitionCosts:
         """The `transitions` option's costs: calibrated (kept in `db`) for `measured`, and
         for `auto` with the measured estimator when every backend has a codegen hook."""
-        from collage_xdsl.codegen import BACKENDS
-        from collage_xdsl.codegen.threads import ThreadPolicy
+        from collage_xdsl.backends.kernel import BACKENDS
+        from collage_xdsl.backends.threads import ThreadPolicy
 
         choice = parse_transitions(self.transitions)
         if isinstance(choice, TransitionCosts):
@@ -211,7 +211,7 @@ class CollagePartitionPass(CandidateOptions):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.tvm_tune is not None:  # before any TVM kernel is compiled or measured
-            from collage_xdsl.codegen.tuning import TuningOptions, default_db_dir
+            from collage_xdsl.backends.tvm.tuning import TuningOptions, default_db_dir
 
             TuningOptions(self.tvm_tune, self.tvm_tune_trials,
                           self.tvm_tune_db or str(default_db_dir())).export()

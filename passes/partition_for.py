@@ -23,9 +23,9 @@ from xdsl.passes import ModulePass
 
 from collage_xdsl.backends.base import Backend
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import count
-from collage_xdsl.partition import Kernel, partition, partitionable_functions
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import count
+from collage_xdsl.core.regions import Kernel, partition, partitionable_functions
 from collage_xdsl.passes.assign import backend_named, maximal_regions, supported
 from collage_xdsl.passes.fuse_ops import fuse_ops_kernels
 

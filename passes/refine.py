@@ -1,4 +1,4 @@
-"""`collage-refine`: end-to-end refinement of a partitioned module (`collage_xdsl.refine`).
+"""`collage-refine`: end-to-end refinement of a partitioned module (`collage_xdsl.refine.driver`).
 
     collage-opt m.mlir -p 'collage-partition{...},collage-refine{budget=auto},collage-outline'
     collage-opt m.mlir -p 'collage-partition{estimator=mock},collage-refine{budget=5
@@ -6,34 +6,34 @@
 
 Runs after `collage-partition`, before `collage-outline`. Per function holding
 `collage.kernel` regions: the plan is recovered from the regions (the inverse of
-`collage_xdsl.partition.partition`: regions and their composites are inlined, giving the
+`collage_xdsl.core.regions.partition`: regions and their composites are inlined, giving the
 function's `DataflowGraph` and one `Kernel` per region with its backend, label and cost),
 then refined: seeds and mutations of the plan are compared with the incumbent by measured
 whole-function latency (`scorer=measured`: outlined and run through the runtime in a
-worker process, `collage_xdsl.plan_timing`, at least `rounds` interleaved rounds per
+worker process, `collage_xdsl.refine.measured`, at least `rounds` interleaved rounds per
 comparison and more while the ratio is less certain than half of `min-gain`,
 `timeout` seconds per compile or timing request, every plan run on the function's
 random arguments drawn with `seed`; an output that differs from the start plan's only by
-rounding, as an ill-conditioned softmax does, agrees: `collage_xdsl.conditioning`) or by
+rounding, as an ill-conditioned softmax does, agrees: `collage_xdsl.runtime.agreement`) or by
 a latency model (`scorer=mock`: `mock-costs` per op as for the mock estimator,
 `mock-transfer` seconds per dataflow edge between kernels of different backends). A
 mutation replaces the incumbent when faster by more than `min-gain` (a seed, and a climb's
 result against the best plan, when faster with confidence); `seed` orders the mutations;
 `budget` is the wall seconds of the whole pass (0, the default: the pass does nothing) or
 `auto`: each function's refinement gets a budget that grows with the time its
-start plan takes to load (`collage_xdsl.refine`: 30 s to 600 s). The kernels may take
+start plan takes to load (`collage_xdsl.refine.driver`: 30 s to 600 s). The kernels may take
 what the candidate options (`backends`, `tvm-max-depth`, `byoc-max-depth`, `byoc-max-regions`,
 `tvm-max-regions`, `test-*`) allow `collage-partition`'s coalescing; pass it the same ones.
 
 `cost-db=PATH`, the database `collage-partition` filled, puts first the cuts it measured
-to gain at least `min-gain` (`collage_xdsl.cut_gains`: kernels on a backend slower than
+to gain at least `min-gain` (`collage_xdsl.refine.cuts`: kernels on a backend slower than
 their two halves cut after a node), also where no kernel of the start plan ends; it is
 only read.
 
 `alternatives=N` (default 0) also keeps the N measured plans closest to the result, each
-within 15% of it (`collage_xdsl.refine.TIE`), as functions `@<name>.alt1`, ... after
+within 15% of it (`collage_xdsl.refine.driver.TIE`), as functions `@<name>.alt1`, ... after
 `@<name>`, listed in its `collage.alternatives` attribute; the runtime chooses between
-them at run time by measured latency (`collage_xdsl.adaptive`), since which library is
+them at run time by measured latency (`collage_xdsl.runtime.selector`), since which library is
 faster can change with the machine's state after refinement decided:
 
     func.func @main(...) attributes {collage.alternatives = [@main.alt1]} { ...kernels... }
@@ -74,21 +74,21 @@ from xdsl.ir import Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, SymbolTable
 
-from collage_xdsl.candidates import PartitionSpec, generate_candidates
-from collage_xdsl.conditioning import SoftmaxRounding
-from collage_xdsl.cost_db import CostDatabase
-from collage_xdsl.cut_gains import cut_gains, database_cost_of
+from collage_xdsl.core.candidates import PartitionSpec, generate_candidates
+from collage_xdsl.runtime.agreement import SoftmaxRounding
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.refine.cuts import cut_gains, database_cost_of
 from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import parse_mock_costs
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.inputs import random_arguments
-from collage_xdsl.moves import MoveSpace, Plan
-from collage_xdsl.partition import Kernel, partition
+from collage_xdsl.measure.estimator import parse_mock_costs
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.refine.moves import MoveSpace, Plan
+from collage_xdsl.core.regions import Kernel, partition
 from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.passes.outline import outline_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
-from collage_xdsl.refine import (
+from collage_xdsl.refine.driver import (
     AUTO,
     LatencyScorer,
     ModelLatency,
@@ -96,7 +96,7 @@ from collage_xdsl.refine import (
     Scorer,
     refine,
 )
-from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.core.subgraph import SubGraph
 
 _Region = tuple[str, list[Operation], list["_Region"]]
 """A region's label, its ops (constants aside) and its nested composites."""
@@ -172,7 +172,7 @@ class CollageRefinePass(CandidateOptions):
     alternatives: int = 0
     cost_db: str | None = None
     """The partition pass's cost database: the cuts it measured to gain are tried first
-    (`collage_xdsl.cut_gains`); read only."""
+    (`collage_xdsl.refine.cuts`); read only."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = RefineOptions(
@@ -191,7 +191,7 @@ class CollageRefinePass(CandidateOptions):
         mock_costs = parse_mock_costs(self.mock_costs)
         specs = self.specs()
         if self.scorer == "measured":
-            from collage_xdsl.codegen import BACKENDS
+            from collage_xdsl.backends.kernel import BACKENDS
 
             missing = [s.name for s in specs if s.backend is not None and s.name not in BACKENDS]
             if missing:
@@ -224,7 +224,7 @@ class CollageRefinePass(CandidateOptions):
             if self.scorer == "mock":
                 scorer: Scorer = LatencyScorer(ModelLatency(mock_costs, self.mock_transfer))
             else:
-                from collage_xdsl.plan_timing import MeasuredScorer
+                from collage_xdsl.refine.measured import MeasuredScorer
 
                 inputs = random_arguments(work_func, self.seed, int_high=2)
                 scorer = MeasuredScorer(variant_builder(work, name, len(graph)), inputs, name,
@@ -269,7 +269,7 @@ class CollageRefinePass(CandidateOptions):
         under its versions); None without a database."""
         if self.cost_db is None:
             return None
-        from collage_xdsl.measure import MeasureSettings
+        from collage_xdsl.measure.pool import MeasureSettings
 
         versions = cost_db_versions(specs, MeasureSettings(evict=evicts(work)))
         with CostDatabase(self.cost_db) as db:

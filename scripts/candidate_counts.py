@@ -21,9 +21,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.backends import gather_specs
-from collage_xdsl.candidates import generate_candidates
+from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.core.graph import DataflowGraph
 
 LIGHT = Path(onnx.__file__).parent / "backend/test/data/light"
 

@@ -9,7 +9,7 @@ process's threads; ONNX Runtime with all graph optimisations, OpenVINO in f32). 
 how the two compiled graphs differ, per op type: for ONNX Runtime the nodes of its
 optimised graph (`domain::op` outside the default domain), for OpenVINO the layers of
 the CPU plugin's runtime model (`layerType`, a fused layer counted once). Then both run
-side by side in interleaved rounds (`collage_xdsl.sampling`: one 50 ms sample each per
+side by side in interleaved rounds (`collage_xdsl.measure.timing`: one 50 ms sample each per
 round): their median latencies and the median per-round ratio of the export to the file.
 Outputs are checked to agree first (`collage bench`'s `check_agreement`).
 
@@ -30,12 +30,12 @@ from pathlib import Path
 
 import onnx
 
-from collage_xdsl.codegen.onnx_export import export_onnx
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.backends.onnx_export import export_onnx
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.pipeline import assign_module, kernel_functions
+from collage_xdsl.planner.pipeline import assign_module, kernel_functions
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import Run, check_agreement, measure, openvino_run
+from collage_xdsl.tools.bench import Run, check_agreement, measure, openvino_run
 
 SAMPLE_S = 0.05
 
@@ -46,7 +46,7 @@ def onnxruntime_graph(path: Path, policy: ThreadPolicy, scratch: Path
     `scratch`)."""
     import onnxruntime as ort
 
-    from collage_xdsl.codegen.onnxruntime import session_options
+    from collage_xdsl.backends.onnxruntime.lowering import session_options
 
     options = session_options(policy)
     options.optimized_model_filepath = str(scratch)
@@ -60,7 +60,7 @@ def onnxruntime_graph(path: Path, policy: ThreadPolicy, scratch: Path
 def openvino_graph(path: Path, policy: ThreadPolicy, scratch: Path
                    ) -> tuple[Run, Counter[str]]:
     """`path` compiled for the CPU and the layers per `layerType` of its runtime model."""
-    from collage_xdsl.codegen.openvino import core
+    from collage_xdsl.backends.openvino.lowering import core
 
     compiled = core().compile_model(core().read_model(str(path)), "CPU",
                                     policy.openvino_config())

@@ -5,7 +5,7 @@
 For an artifact of `collage compile`, times the whole run, then replays the run's kernel
 calls in order (`Executable.kernel_calls`), calling each kernel twice in a row: the first
 call comes right after the previous kernel of the plan, as in a run; the second repeats
-it at once (how the estimator timed kernels before `collage_xdsl.evict`); then each
+it at once (how the estimator timed kernels before `collage_xdsl.measure.evict`); then each
 kernel once more right after the L2 caches were evicted (how it times them now). Prints
 the run and the sums of the per-call medians over `--runs` replays, and the calls that
 lose most to being first. The thread count is the process's (`COLLAGE_THREADS`).
@@ -18,11 +18,11 @@ import statistics
 import sys
 import time
 
-from collage_xdsl.artifact import load_artifact
+from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import Evictor
-from collage_xdsl.inputs import random_arguments
-from collage_xdsl.runtime import Executable
+from collage_xdsl.measure.evict import Evictor
+from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.runtime.executable import Executable
 
 
 def timed(call) -> float:

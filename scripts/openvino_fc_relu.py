@@ -6,7 +6,7 @@ Builds four one-layer ONNX models of a batch-1 fully connected layer K -> N (see
 weights): MatMul; MatMul + Add (the bias); MatMul + Add + Relu; and Gemm (transB=1, as
 the model zoo writes it) + Relu. Each is compiled by OpenVINO's CPU plugin as the codegen
 configures it (`ThreadPolicy.openvino_config`: the process's threads, f32) and timed
-side by side in balanced interleaved rounds (`collage_xdsl.sampling`: one 50 ms sample
+side by side in balanced interleaved rounds (`collage_xdsl.measure.timing`: one 50 ms sample
 each per round). Prints each one's median latency and median per-round ratio to MatMul
 alone. The defaults are AlexNet's first fully connected layer: Collage's plans for AlexNet
 and ZFNet-512 beat OpenVINO alone by leaving each ReLU out of its matmul's kernel.
@@ -24,9 +24,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.tools.collage_bench import measure, openvino_model
+from collage_xdsl.tools.bench import measure, openvino_model
 
 SAMPLE_S = 0.05
 LAYERS = ("matmul", "matmul+add", "matmul+add+relu", "gemm+relu")

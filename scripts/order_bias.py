@@ -4,7 +4,7 @@
                                  [--sample-ms 1] [--runs 3]
 
 Five configurations, timed side by side in rounds for `--seconds` (one sample each per
-round, `collage_xdsl.sampling`): three that run one function, `A` and `A2` the same
+round, `collage_xdsl.measure.timing`): three that run one function, `A` and `A2` the same
 callable and `B` a second build of the model on `--backend` (the whole model, as the
 benchmark's single backends), and ONNX Runtime and OpenVINO on the file. Prints the
 medians of the per-round ratios A/B, A/A2 and B/A2, which only the order can move from
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.sampling import balanced_order, calls_per_sample, square_rounds, take_sample
+from collage_xdsl.measure.timing import balanced_order, calls_per_sample, square_rounds, take_sample
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import whole_model
+from collage_xdsl.tools.bench import whole_model
 
 EQUAL = (("A", "B"), ("A", "A2"), ("B", "A2"))
 

@@ -5,10 +5,10 @@
 Per model: three ONNX Runtime sessions of the whole model, one per `ThreadPolicy`
 spinning setting ("off", "run", "on"; threads and pinning as the process's policy), and
 OpenVINO on the file for reference, timed side by side in balanced interleaved rounds
-(`collage_xdsl.sampling`: one 50 ms sample each per round). Prints each one's median
+(`collage_xdsl.measure.timing`: one 50 ms sample each per round). Prints each one's median
 per-round ratio to spinning "off". Then what each setting leaves behind: a 50 ms
 OpenVINO sample right after a 50 ms sample of each session, and after a 20 ms pause,
-as a ratio to OpenVINO right after "off". The figures in `collage_xdsl.codegen.threads`
+as a ratio to OpenVINO right after "off". The figures in `collage_xdsl.backends.threads`
 come from this script.
 """
 
@@ -22,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from collage_xdsl.codegen.threads import SPINNING, ThreadPolicy
+from collage_xdsl.backends.threads import SPINNING, ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.sampling import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+from collage_xdsl.tools.bench import onnxruntime_session, openvino_model
 
 SAMPLE_S = 0.05
 PAUSE_S = 0.02

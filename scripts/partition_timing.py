@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.dialects.collage import KernelOp
-from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.passes.outline import CollageOutlinePass
 from collage_xdsl.passes.partition import CollagePartitionPass
 

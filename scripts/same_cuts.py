@@ -3,11 +3,11 @@
     collage compile MODEL.onnx -o ART --cost-db DB
     python scripts/same_cuts.py ART MODEL.onnx [--backend openvino] [--rounds 24]
 
-Times, side by side in balanced interleaved rounds (`collage_xdsl.sampling`: one 50 ms
+Times, side by side in balanced interleaved rounds (`collage_xdsl.measure.timing`: one 50 ms
 sample each per round): `plan`, the artifact's `@main` as compiled; `plan on BACKEND`,
 the same kernels (the same cuts) with every one of them compiled by `--backend`; and
 `BACKEND alone`, the model as one `--backend` kernel (`collage-assign{fusion=whole}`).
-All run through `collage_xdsl.runtime` without its plan selector, on the same seeded
+All run through `collage_xdsl.runtime.executable` without its plan selector, on the same seeded
 inputs, after a check that their outputs agree (`collage bench`'s `check_agreement` and
 `measure`). Prints each one's median latency and
 median per-round ratio to `BACKEND alone` with its 95% confidence interval.
@@ -21,13 +21,13 @@ import sys
 
 from xdsl.dialects.builtin import StringAttr
 
-from collage_xdsl.artifact import load_artifact
+from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.errors import CollageError
-from collage_xdsl.pipeline import assign_module, kernel_functions, parse_backends
-from collage_xdsl.runtime import Executable
-from collage_xdsl.stats import median_ci
+from collage_xdsl.planner.pipeline import assign_module, kernel_functions, parse_backends
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.measure.stats import median_ci
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import check_agreement, measure
+from collage_xdsl.tools.bench import check_agreement, measure
 
 SAMPLE_S = 0.05
 

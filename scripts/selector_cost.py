@@ -4,8 +4,8 @@
     python scripts/selector_cost.py ART [--rounds 60] [--instances]
     python scripts/selector_cost.py MODEL.onnx --backends tvm,onnxruntime [...]
 
-Times, side by side in balanced interleaved rounds (`collage_xdsl.sampling`: one 50 ms
-sample each per round): `selector`, a `collage_xdsl.adaptive.PlanSelector` over the
+Times, side by side in balanced interleaved rounds (`collage_xdsl.measure.timing`: one 50 ms
+sample each per round): `selector`, a `collage_xdsl.runtime.selector.PlanSelector` over the
 plans, probing them, as the runtime runs a plan with alternatives; and `plain`, the
 first plan called directly. The plans are a compiled artifact's `@main` and the
 alternatives it lists, or, for a model, `--backends`' whole-model plans (the first one
@@ -21,15 +21,15 @@ import argparse
 import statistics
 import sys
 
-from collage_xdsl.adaptive import PlanSelector
-from collage_xdsl.artifact import load_artifact
+from collage_xdsl.runtime.selector import PlanSelector
+from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.errors import CollageError
-from collage_xdsl.inputs import random_arguments
-from collage_xdsl.pipeline import assign_module
-from collage_xdsl.runtime import Executable
-from collage_xdsl.stats import median_ci
+from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.planner.pipeline import assign_module
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.measure.stats import median_ci
 from collage_xdsl.tools.collage import load_model
-from collage_xdsl.tools.collage_bench import measure
+from collage_xdsl.tools.bench import measure
 
 SAMPLE_S = 0.05
 WARMUP = 20

@@ -18,7 +18,7 @@ worker threads waking up. Not every plan shows it: light SqueezeNet's 10-kernel 
 Runtime plan ran 6.87 ms, its calls alone after eviction 7.05 ms.
 
 It also prints what the cost database predicts: the plan's kernels' costs alone and
-their sequence costs (`collage_xdsl.estimators.Measurement.sequence`), to set against
+their sequence costs (`collage_xdsl.measure.estimator.Measurement.sequence`), to set against
 the run's excess over its calls alone. With `--max-depth N` the plan is made of
 candidates of at most N nodes, not even the backends' maximal regions, nothing
 merged: a plan of many kernels. Fresh databases (2e1401e), 6 rounds, 2026-11-23:
@@ -50,11 +50,11 @@ import numpy as np
 
 
 def main() -> None:
-    from collage_xdsl.codegen.threads import ThreadPolicy
-    from collage_xdsl.evict import Evictor
-    from collage_xdsl.pipeline import PartitionOptions, partition_module
-    from collage_xdsl.runtime import Executable
-    from collage_xdsl.stats import median
+    from collage_xdsl.backends.threads import ThreadPolicy
+    from collage_xdsl.measure.evict import Evictor
+    from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
+    from collage_xdsl.runtime.executable import Executable
+    from collage_xdsl.measure.stats import median
     from collage_xdsl.tools.collage import load_model, random_inputs
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

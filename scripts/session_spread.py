@@ -7,7 +7,7 @@ ONNX Runtime alone), then OpenVINO on the file, ONNX Runtime on our export of th
 model (`collage-assign{backend=onnxruntime fusion=whole}`, as Collage runs a plan of
 ONNX Runtime alone) and `collage-assign{backend=tvm}` beside them, and times all of them
 in interleaved rounds (one call each, in an order where each follows each other equally
-often: `collage_xdsl.sampling.balanced_order`), with the process's thread policy.
+often: `collage_xdsl.measure.timing.balanced_order`), with the process's thread policy.
 Prints each one's median in ms. In `benchmarks/run.py`, two equal sessions of light
 SqueezeNet ran 1.7x apart for a whole run; this is the smallest setting to look for that
 in, and for a gap between the model's own session and our export's.
@@ -21,13 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-from collage_xdsl.codegen.threads import ThreadPolicy
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.pipeline import assign_module
-from collage_xdsl.runtime import Executable
-from collage_xdsl.sampling import balanced_order
+from collage_xdsl.planner.pipeline import assign_module
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.measure.timing import balanced_order
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.collage_bench import onnxruntime_session, openvino_model
+from collage_xdsl.tools.bench import onnxruntime_session, openvino_model
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ On this 2-core VM (ONNX Runtime, 30 s each): the MNIST CNN's 50 ms windows varie
 its 1 s windows by 6%; light ShuffleNet's by 22% and 11%; neighbouring 50 ms windows
 correlated (+0.42, +0.50), windows 0.25 s apart hardly at all on the MNIST CNN. A kernel
 measured in a few milliseconds to 0.1 s gets whatever window it falls into, hence
-`MeasureSettings.min_span_s` and measuring in batches (`collage_xdsl.measure`).
+`MeasureSettings.min_span_s` and measuring in batches (`collage_xdsl.measure.pool`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ WINDOWS_S = (0.01, 0.05, 0.2, 1.0, 3.0)
 def calls(model_path: str, backend: str, seconds: float) -> tuple[np.ndarray, np.ndarray]:
     """Start times and durations (s) of back-to-back calls of the whole-model kernel."""
     from collage_xdsl.backends import get_backend
-    from collage_xdsl.codegen.threads import ThreadPolicy
-    from collage_xdsl.estimators import kernel_request, random_inputs
-    from collage_xdsl.graph import DataflowGraph
-    from collage_xdsl.subgraph import SubGraph
+    from collage_xdsl.backends.threads import ThreadPolicy
+    from collage_xdsl.measure.estimator import kernel_request, random_inputs
+    from collage_xdsl.core.graph import DataflowGraph
+    from collage_xdsl.core.subgraph import SubGraph
     from collage_xdsl.tools.collage import load_model
 
     graph = DataflowGraph(load_model(model_path).main)

@@ -1,11 +1,11 @@
-"""The run-time choice between near-tied plans (`collage_xdsl.adaptive.PlanSelector`),
+"""The run-time choice between near-tied plans (`collage_xdsl.runtime.selector.PlanSelector`),
 on a simulated clock: plans advance it by their latency."""
 
 from __future__ import annotations
 
 import pytest
 
-from collage_xdsl.adaptive import (
+from collage_xdsl.runtime.selector import (
     EXPLORE,
     MAX_BACKOFF,
     MIN_PROBE_CALLS,

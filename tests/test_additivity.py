@@ -10,16 +10,16 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl import additivity
-from collage_xdsl.additivity import check_additivity
+from collage_xdsl.runtime import additivity
+from collage_xdsl.runtime.additivity import check_additivity
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.partition import Kernel, partition
-from collage_xdsl.runtime import Executable
-from collage_xdsl.subgraph import SubGraph
-from collage_xdsl.tensors import tensor_type
-from collage_xdsl.transitions import FixedCrossing
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.regions import Kernel, partition
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.ir.tensors import tensor_type
+from collage_xdsl.core.boundaries import FixedCrossing
 
 BACKENDS = ("onnxruntime", "openvino", "onnxruntime")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from collage_xdsl.artifact import MANIFEST, MODULE, ArtifactError, load_artifact
+from collage_xdsl.runtime.artifact import MANIFEST, MODULE, ArtifactError, load_artifact
 from collage_xdsl.tools.collage import main
 
 MODEL = """
@@ -125,7 +125,7 @@ def test_a_module_that_is_no_text_is_an_error(artifact, capsys):
 def test_a_failed_write_leaves_the_earlier_artifact_as_it_was(artifact, monkeypatch, capsys):
     import errno
 
-    from collage_xdsl import artifact as artifact_module
+    from collage_xdsl.runtime import artifact as artifact_module
 
     before = {p.name: p.read_bytes() for p in artifact.iterdir()}
     (artifact.parent / "other.mlir").write_text(MODEL.replace("collage.relu", "collage.sigmoid"))

@@ -16,9 +16,9 @@ from xdsl.passes import ModulePass
 
 from collage_xdsl.dialects.collage import ConstantOp, GetItemOp, KernelOp, TupleOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import random_inputs
+from collage_xdsl.measure.estimator import random_inputs
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.passes.assign import CollageAssignPass
 from collage_xdsl.passes.fuse_ops import CollageFuseOpsPass
 from collage_xdsl.passes.outline import CollageOutlinePass
@@ -114,8 +114,8 @@ func.func @main(%x: {T}, %y: {T}) -> tuple<{T}, {T}> {{
 def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
     """`fusion=whole`: tvm gets the whole model as one kernel (tuples inside), as the
     benchmark runs tvm alone; compiled by TVM it matches the interpreter."""
-    from collage_xdsl.pipeline import assign_module, kernel_functions
-    from collage_xdsl.runtime import Executable
+    from collage_xdsl.planner.pipeline import assign_module, kernel_functions
+    from collage_xdsl.runtime.executable import Executable
 
     from ir_helpers import parse
 

@@ -22,9 +22,9 @@ from collage_xdsl.backends import (
 )
 from collage_xdsl.backends.base import Backend, FusionStyle, f32_only
 from collage_xdsl.backends.test import make_test_backend
-from collage_xdsl.candidates import generate_candidates
+from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
+from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.passes.candidates import CollageCandidatesPass
 
 FAKE = Backend("fake", supported_ops={"collage.relu": None}, fusion=FusionStyle.NONE)

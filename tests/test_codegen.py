@@ -15,18 +15,18 @@ from xdsl.dialects.test import Test
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from collage_xdsl.codegen import (
+from collage_xdsl.backends.kernel import (
     KernelCompileError,
     KernelRunError,
     compile_kernel,
     kernel_function,
 )
-from collage_xdsl.codegen.onnx_export import export_onnx
-from collage_xdsl.codegen.walk import flatten
+from collage_xdsl.backends.onnx_export import export_onnx
+from collage_xdsl.backends.walk import flatten
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.interpreter import run_function
-from collage_xdsl.tensors import constant_op, np_dtype, shape_of, tensor_type
+from collage_xdsl.ir.interpreter import run_function
+from collage_xdsl.ir.tensors import constant_op, np_dtype, shape_of, tensor_type
 
 BACKENDS = ["tvm", "onnxruntime", "openvino"]
 RNG = np.random.default_rng(7)
@@ -351,7 +351,7 @@ def test_openvino_runs_in_f32():
 
 
 def test_onnxruntime_session_follows_the_thread_policy():
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.threads import ThreadPolicy
 
     kernel = compile_kernel("onnxruntime", matmul_add_gelu(), ThreadPolicy(3))
     options = kernel.session.get_session_options()
@@ -371,7 +371,7 @@ def test_onnxruntime_session_follows_the_thread_policy():
 @pytest.mark.parametrize("spinning, allow, stop", [("off", "0", None), ("run", "1", "1"),
                                                    ("on", "1", None)])
 def test_onnxruntime_spinning_settings(spinning, allow, stop):
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.threads import ThreadPolicy
 
     _, _, config = ThreadPolicy(2, spinning).onnxruntime_config()
     assert config["session.intra_op.allow_spinning"] == allow
@@ -379,7 +379,7 @@ def test_onnxruntime_spinning_settings(spinning, allow, stop):
 
 
 def test_unknown_spinning_is_refused():
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.threads import ThreadPolicy
 
     with pytest.raises(CollageError, match="spinning must be one of off, run, on, got 'yes'"):
         ThreadPolicy(2, "yes")
@@ -410,8 +410,8 @@ def test_tvm_loop_nest_schedule_is_applied_and_bit_identical():
     import tvm
     from tvm import relax
 
-    from collage_xdsl.codegen.relax import host_target, to_relax
-    from collage_xdsl.codegen.tvm_schedule import cpu_pipeline_with_schedule
+    from collage_xdsl.backends.tvm.lowering import host_target, to_relax
+    from collage_xdsl.backends.tvm.schedule import cpu_pipeline_with_schedule
 
     func = conv_bias_relu()
     target = host_target()
@@ -430,7 +430,7 @@ def test_tvm_loop_nest_schedule_is_applied_and_bit_identical():
 def test_tvm_thread_pool_follows_the_policy():
     import tvm
 
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.threads import ThreadPolicy
 
     func = parse(UNKNOWN.split("  %u")[0] + "\n  func.return %r : tensor<4xf32>\n}")
     for threads in (1, 2, 1):
@@ -449,7 +449,7 @@ def test_parameters_and_repeated_values_as_results(backend):
     }
     """)
     if backend == "tvm":
-        from collage_xdsl.codegen.relax import _shared_results
+        from collage_xdsl.backends.tvm.lowering import _shared_results
 
         assert _shared_results(func) == (0, 2, 3, 4)  # %x, %r again, %c, a view of %x
     x = np.array([-1, 2, -3, 4], np.float32)

@@ -10,11 +10,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.cost import Cost
+from collage_xdsl.core.cost import Cost
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.evict import DEFAULT_L2, LINE, Evictor, footprint, l2_bytes, needs_eviction
-from collage_xdsl.estimators import (
+from collage_xdsl.measure.evict import DEFAULT_L2, LINE, Evictor, footprint, l2_bytes, needs_eviction
+from collage_xdsl.measure.estimator import (
     KernelRequest,
     MeasuredCostEstimator,
     Measurement,
@@ -27,10 +27,10 @@ from collage_xdsl.estimators import (
     parse_mock_costs,
     random_inputs,
 )
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.interpreter import run_module
-from collage_xdsl.subgraph import SubGraph
-from collage_xdsl.tensors import constant_op, tensor_type
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 # ---------------------------------------------------------------- Cost
 
@@ -483,7 +483,7 @@ def test_evictor_sizes_its_buffer_by_the_l2_of_each_thread(tmp_path):
 def test_footprint_counts_each_tensor_a_run_touches_once(monkeypatch):
     from ir_helpers import parse
 
-    import collage_xdsl.evict as evict_module
+    import collage_xdsl.measure.evict as evict_module
 
     t = "tensor<4x8xf32>"  # 128 bytes
     module = parse(f"""

@@ -5,9 +5,9 @@ import sqlite3
 
 import pytest
 
-from collage_xdsl import cost_db
-from collage_xdsl.cost import Cost
-from collage_xdsl.cost_db import (
+from collage_xdsl.measure import cost_db
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.measure.cost_db import (
     CachedCostEstimator,
     CostDatabase,
     default_path,
@@ -16,8 +16,8 @@ from collage_xdsl.cost_db import (
     host_fingerprint,
 )
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import KernelRequest, Measurement, MockCostEstimator
-from collage_xdsl.transitions import TransitionCosts
+from collage_xdsl.measure.estimator import KernelRequest, Measurement, MockCostEstimator
+from collage_xdsl.core.boundaries import TransitionCosts
 
 
 def test_persists_across_instances(tmp_path):

@@ -1,4 +1,4 @@
-"""What the cost database says a cut gains (`collage_xdsl.cut_gains`), and the cuts
+"""What the cost database says a cut gains (`collage_xdsl.refine.cuts`), and the cuts
 refinement therefore tries first."""
 
 from __future__ import annotations
@@ -11,20 +11,20 @@ import pytest
 from xdsl.context import Context
 
 from collage_xdsl.backends import gather_specs, get_backend
-from collage_xdsl.candidates import generate_candidates
-from collage_xdsl.cost import Cost
-from collage_xdsl.cost_db import CostDatabase
-from collage_xdsl.cut_gains import cut_gains
+from collage_xdsl.core.candidates import generate_candidates
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.refine.cuts import cut_gains
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import Measurement, kernel_request
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import count, first
-from collage_xdsl.measure import MeasureSettings
-from collage_xdsl.moves import CutPoints, MoveSpace, make_plan
+from collage_xdsl.measure.estimator import Measurement, kernel_request
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import count, first
+from collage_xdsl.measure.pool import MeasureSettings
+from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
 from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
 from collage_xdsl.passes.refine import CollageRefinePass
-from collage_xdsl.refine import RefineOptions, format_trials, refine
-from collage_xdsl.subgraph import SubGraph
+from collage_xdsl.refine.driver import RefineOptions, format_trials, refine
+from collage_xdsl.core.subgraph import SubGraph
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, kernels, named
 

@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import OpPatternKind as K
-from collage_xdsl.tensors import constant_array, constant_op, tensor_type
+from collage_xdsl.ir.tensors import constant_array, constant_op, tensor_type
 
 ARGS = {  # name: (shape, dtype) of the function arguments the builders use
     "x": ((1, 4, 8, 8), np.float32),

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collage_xdsl.artifact import WEIGHTS, load_artifact
+from collage_xdsl.runtime.artifact import WEIGHTS, load_artifact
 from collage_xdsl.tools.collage import main
 
 _spec = importlib.util.spec_from_file_location(
@@ -166,7 +166,7 @@ def test_bench_samples_are_sized_after_the_warm_up():
     """A slow first call (a library initialising) neither sizes nor enters the samples."""
     import time
 
-    from collage_xdsl.tools.collage_bench import measure
+    from collage_xdsl.tools.bench import measure
 
     log = []
 

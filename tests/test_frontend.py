@@ -18,7 +18,7 @@ from xdsl.printer import Printer
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import get_ints
 from collage_xdsl.frontend import FrontendError, import_onnx
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.ir.interpreter import run_module
 
 LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT = sorted(p.name for p in LIGHT_DIR.glob("light_*.onnx"))

@@ -30,8 +30,8 @@ from xdsl.ir import Block, Region
 
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.interpreter import evaluate_op, run_function, run_module
-from collage_xdsl.tensors import constant_op, ir_dtype, tensor_type
+from collage_xdsl.ir.interpreter import evaluate_op, run_function, run_module
+from collage_xdsl.ir.tensors import constant_op, ir_dtype, tensor_type
 
 OPSET = 20
 RNG = np.random.default_rng(0)

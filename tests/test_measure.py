@@ -1,4 +1,4 @@
-"""Measurement in worker processes (`collage_xdsl.measure`): every backend, crashes and
+"""Measurement in worker processes (`collage_xdsl.measure.pool`): every backend, crashes and
 timeouts as Invalid with a restart, weights through the on-disk store, the cost database
 (a warm run starts no worker) and the Invalid path through partitioning to execution."""
 
@@ -18,23 +18,24 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl import measure, tensors
+from collage_xdsl.ir import tensors
+from collage_xdsl.measure import pool as measure
 from collage_xdsl.backends import get_backend
-from collage_xdsl.codegen import KernelCompileError, compile_kernel
+from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
-from collage_xdsl.estimators import (
+from collage_xdsl.measure.estimator import (
     KernelRequest,
     MockCostEstimator,
     alone_measurement,
     measurement,
     random_inputs,
 )
-from collage_xdsl.interpreter import run_module
-from collage_xdsl.measure import MeasureSettings, WorkerCostEstimator
+from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
 from collage_xdsl.passes import partition as partition_pass
 from collage_xdsl.passes.partition import CollagePartitionPass
-from collage_xdsl.tensors import constant_op, tensor_type
+from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 from ir_helpers import parse
 
@@ -291,7 +292,7 @@ func.func @main(%x: {T}, %y: {T}) -> {T} {{
 
 
 def test_kernels_are_timed_after_eviction_only_when_the_run_does_not_fit_in_l2(monkeypatch):
-    import collage_xdsl.evict as evict_module
+    import collage_xdsl.measure.evict as evict_module
 
     asked = []
 

@@ -26,7 +26,7 @@ from onnx.backend.test.case.model import collect_testcases
 from onnx.backend.test.runner import Runner
 
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.ir.interpreter import run_module
 
 LIGHT = [case for case in collect_testcases() if case.kind == "real"]
 

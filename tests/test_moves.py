@@ -1,4 +1,4 @@
-"""What a plan may become (`collage_xdsl.moves`): seeds, mutations that are valid covers
+"""What a plan may become (`collage_xdsl.refine.moves`): seeds, mutations that are valid covers
 of the function (convex, supported, acyclic), and cuts in the order of their rank."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import random
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import first
-from collage_xdsl.moves import CutPoints, MoveSpace, make_plan
-from collage_xdsl.partition import Kernel
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import first
+from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
+from collage_xdsl.core.regions import Kernel
 from collage_xdsl.passes.assign import assign_kernels
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, T, chain_space, kernels, make_models, named

@@ -1,4 +1,4 @@
-"""Phase 4 rewriting (`collage_xdsl.partition`) and `collage-outline`: semantics kept,
+"""Phase 4 rewriting (`collage_xdsl.core.regions`) and `collage-outline`: semantics kept,
 regions well formed, MaxCoalesce only when valid, outlined kernels deduplicated."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp
 
 from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, KernelOp
-from collage_xdsl.estimators import random_inputs
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import of
-from collage_xdsl.interpreter import run_function, run_module
-from collage_xdsl.partition import Kernel, PartitionError, coalesce, coalesce_costed, partition
+from collage_xdsl.measure.estimator import random_inputs
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import of
+from collage_xdsl.ir.interpreter import run_function, run_module
+from collage_xdsl.core.regions import Kernel, PartitionError, coalesce, coalesce_costed, partition
 from collage_xdsl.passes.outline import outline_kernels
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 
 from ir_helpers import main_of, parse
 

@@ -1,4 +1,4 @@
-"""End-to-end refinement (`collage_xdsl.refine`, `collage-refine`, `plan_timing`): the
+"""End-to-end refinement (`collage_xdsl.refine.driver`, `collage-refine`, `plan_timing`): the
 search on latency models whose optimum is known, never worse than the start, failing and
 crashing variants rejected, budgets, plan recovery from kernel regions, and measured
 refinement of the MLP through the real backends."""
@@ -20,23 +20,23 @@ from xdsl.context import Context
 
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
-from collage_xdsl.codegen import KernelCompileError, compile_kernel
-from collage_xdsl.conditioning import SoftmaxRounding, ill_conditioned
+from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
+from collage_xdsl.runtime.agreement import SoftmaxRounding, ill_conditioned
 from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, count, first, of
-from collage_xdsl.inputs import random_arguments
-from collage_xdsl.interpreter import run_function, run_module
-from collage_xdsl.moves import MoveSpace, make_plan
-from collage_xdsl.partition import Kernel, partition
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import bits, count, first, of
+from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.ir.interpreter import run_function, run_module
+from collage_xdsl.refine.moves import MoveSpace, make_plan
+from collage_xdsl.core.regions import Kernel, partition
 from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels, variant_builder
-from collage_xdsl.pipeline import PartitionOptions, partition_module
-from collage_xdsl.plan_timing import MeasuredScorer, _interleave
-from collage_xdsl.refine import (
+from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
+from collage_xdsl.refine.measured import MeasuredScorer, _interleave
+from collage_xdsl.refine.driver import (
     AUTO_CAP_S,
     AUTO_MIN_S,
     CUT_TRIALS,
@@ -47,9 +47,9 @@ from collage_xdsl.refine import (
     Scorer,
     refine,
 )
-from collage_xdsl.runtime import Executable
-from collage_xdsl.stats import median_ci
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.measure.stats import median_ci
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 
 from ir_helpers import main_of, parse
 
@@ -773,7 +773,7 @@ def onnxruntime_reverses_probabilities(backend, func, policy):
 @pytest.mark.parametrize("scale, rounding", [(6.8e9, True), (1.0, False)])
 def test_measured_scorer_accepts_a_softmax_that_differs_only_by_rounding(scale, rounding,
                                                                          monkeypatch):
-    import collage_xdsl.conditioning as conditioning
+    import collage_xdsl.runtime.agreement as conditioning
 
     module = parse(SOFTMAX.replace("SCALE", str(scale)))
     graph = DataflowGraph(main_of(module))
@@ -826,8 +826,8 @@ def test_measured_refinement_of_the_mlp_runs_and_is_never_slower(tmp_path, capsy
 
 
 def test_compile_summary_says_when_refinement_changed_the_plan():
-    from collage_xdsl.pipeline import Partitioned
-    from collage_xdsl.tools.collage_compile import kernel_summary
+    from collage_xdsl.planner.pipeline import Partitioned
+    from collage_xdsl.tools.compile import kernel_summary
 
     module = import_onnx(make_models.make_model("mlp"))
     report = {"functions": [{"total_cost": 1e-3, "estimated_seconds": 1e-3}]}
@@ -843,8 +843,8 @@ def test_compile_summary_counts_kernel_calls_and_shared_kernels():
     from xdsl.parser import Parser
 
     from collage_xdsl.dialects import ir_context
-    from collage_xdsl.pipeline import Partitioned
-    from collage_xdsl.tools.collage_compile import kernel_summary
+    from collage_xdsl.planner.pipeline import Partitioned
+    from collage_xdsl.tools.compile import kernel_summary
 
     module = Parser(ir_context(), """
     func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {

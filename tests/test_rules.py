@@ -9,8 +9,8 @@ import pytest
 from test_patterns import names, parse_graph
 
 from collage_xdsl.backends.base import Backend, FusionStyle
-from collage_xdsl.candidates import CandidateKernel, PartitionSpec
-from collage_xdsl.combiners import (
+from collage_xdsl.core.candidates import CandidateKernel, PartitionSpec
+from collage_xdsl.core.combiners import (
     JOIN_ANYTHING,
     TVM_SIMPLE_RULES,
     AllSimpleCombinerRule,
@@ -19,10 +19,10 @@ from collage_xdsl.combiners import (
     TupleProjCombinerRule,
 )
 from collage_xdsl.dialects.collage import OpPatternKind
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import bits, of
-from collage_xdsl.patterns import is_constant, is_op, wildcard
-from collage_xdsl.rules import (
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import bits, of
+from collage_xdsl.core.patterns import is_constant, is_op, wildcard
+from collage_xdsl.core.rules import (
     CombinePartitionRule,
     CompositePartitionRule,
     DataflowTemplatePartitionRule,
@@ -36,7 +36,7 @@ from collage_xdsl.rules import (
     PrimitivePartitionRule,
     UnionPartitionRule,
 )
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 
 T = "tensor<1x2x4x4xf32>"
 CONV = f"""

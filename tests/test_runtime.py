@@ -22,21 +22,21 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
-from collage_xdsl import runtime
-from collage_xdsl.additivity import check_additivity
+from collage_xdsl.runtime import executable as runtime
+from collage_xdsl.runtime.additivity import check_additivity
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.passes.assign import CollageAssignPass
 from collage_xdsl.passes.outline import CollageOutlinePass
-from collage_xdsl.pipeline import (
+from collage_xdsl.planner.pipeline import (
     PartitionOptions,
     assign_module,
     kernel_functions,
     partition_module,
 )
-from collage_xdsl.runtime import (
+from collage_xdsl.runtime.executable import (
     ExecutionError,
     Executable,
     KernelTiming,

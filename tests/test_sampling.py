@@ -1,4 +1,4 @@
-"""The order plans timed side by side take their samples in (`collage_xdsl.sampling`)."""
+"""The order plans timed side by side take their samples in (`collage_xdsl.measure.timing`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from collage_xdsl.sampling import balanced_order
+from collage_xdsl.measure.timing import balanced_order
 
 
 @pytest.mark.parametrize("n", range(1, 11))

@@ -15,11 +15,11 @@ from xdsl.ir import Block, Region
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.index_set import of, single
-from collage_xdsl.interpreter import evaluate_op, run_function, run_module
-from collage_xdsl.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.tensors import constant_op, tensor_type
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import of, single
+from collage_xdsl.ir.interpreter import evaluate_op, run_function, run_module
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 RNG = np.random.default_rng(0)
 X = tensor_type((1, 2, 5, 5), np.float32)

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.printer import Printer
 
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.interpreter import run_module
+from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.tools import collage, collage_opt
 
 GOOD_MLIR = """

@@ -10,18 +10,18 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl import transitions as T
-from collage_xdsl.codegen.threads import ThreadPolicy
-from collage_xdsl.cost import Cost
-from collage_xdsl.cost_db import CostDatabase
+from collage_xdsl.core import boundaries as T
+from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.measure.cost_db import CostDatabase
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
-from collage_xdsl.graph import DataflowGraph
-from collage_xdsl.partition import Kernel
-from collage_xdsl.sampling import balanced_order
-from collage_xdsl.search import search
-from collage_xdsl.subgraph import SubGraph
-from collage_xdsl.tensors import tensor_type
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.regions import Kernel
+from collage_xdsl.measure.timing import balanced_order
+from collage_xdsl.core.search import search
+from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.ir.tensors import tensor_type
 
 
 def chain_graph(n: int = 3, size: int = 4) -> tuple[DataflowGraph, list[int]]:
@@ -74,7 +74,7 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.traits import SymbolTable
 
-    from collage_xdsl.partition import partition
+    from collage_xdsl.core.regions import partition
     from collage_xdsl.passes.outline import outline_kernels
 
     # the two relus on x are alike, so outlined as one function called twice (costs are
@@ -99,7 +99,7 @@ def test_a_direct_kernel_call_costs_its_kernel_alone():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.traits import SymbolTable
 
-    from collage_xdsl.partition import partition
+    from collage_xdsl.core.regions import partition
     from collage_xdsl.passes.outline import outline_kernels
 
     graph, _ = chain_graph()

@@ -1,4 +1,4 @@
-"""TVM schedule tuning (`collage_xdsl.codegen.tuning`): options, the child-process crash
+"""TVM schedule tuning (`collage_xdsl.backends.tvm.tuning`): options, the child-process crash
 fallback, tuned schedules and the tuning database."""
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
 from collage_xdsl.backends import get_backend
-from collage_xdsl.codegen import compile_kernel, tuning
-from collage_xdsl.codegen.relax import host_target, to_relax
-from collage_xdsl.codegen.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
+from collage_xdsl.backends.kernel import compile_kernel
+from collage_xdsl.backends.tvm import tuning
+from collage_xdsl.backends.tvm.lowering import host_target, to_relax
+from collage_xdsl.backends.tvm.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tools.collage import build_parser, main

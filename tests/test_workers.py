@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from collage_xdsl.workers import WorkerProcess, WorkerStartError, incoming
+from collage_xdsl.measure.workers import WorkerProcess, WorkerStartError, incoming
 
 
 def _dies(conn) -> None:

@@ -20,7 +20,7 @@ derived, never written by hand:
 
 Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
 
-Lowering is not declared here: `compile` hands the kernel function to `collage_xdsl.codegen`
+Lowering is not declared here: `compile` hands the kernel function to `collage_xdsl.backends.kernel`
 (another module), which lowers it by the backend's `name`; `version` identifies the toolchain
 build and the codegen's schedule (it is part of the cost-database key). A subclass for a
 toolchain of its own overrides `compile` and `version`.
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, get_type_hints
 from xdsl.dialects.builtin import AnyFloat, TensorType
 from xdsl.ir import Operation
 
-from collage_xdsl.candidates import PartitionSpec
-from collage_xdsl.combiners import (
+from collage_xdsl.core.candidates import PartitionSpec
+from collage_xdsl.core.combiners import (
     JOIN_ANYTHING,
     TVM_SIMPLE_RULES,
     AllSimpleCombinerRule,
@@ -48,8 +48,8 @@ from collage_xdsl.combiners import (
     TupleProjCombinerRule,
 )
 from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
-from collage_xdsl.patterns import Match, Pattern
-from collage_xdsl.rules import (
+from collage_xdsl.core.patterns import Match, Pattern
+from collage_xdsl.core.rules import (
     HOST_OPS,
     CombinePartitionRule,
     CompositePartitionRule,
@@ -62,14 +62,14 @@ from collage_xdsl.rules import (
     PrimitivePartitionRule,
     UnionPartitionRule,
 )
-from collage_xdsl.subgraph import SubGraphConfig
+from collage_xdsl.core.subgraph import SubGraphConfig
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.dialects.func import FuncOp
 
-    from collage_xdsl.codegen import CompiledKernel
-    from collage_xdsl.codegen.threads import ThreadPolicy
+    from collage_xdsl.backends.kernel import CompiledKernel
+    from collage_xdsl.backends.threads import ThreadPolicy
 
 OpPredicate = Callable[[Operation], bool]
 
@@ -118,8 +118,8 @@ def f32_only(op: Operation) -> bool:
 
 @cache
 def codegen_version(name: str) -> str:
-    """The `version` of the kernels `collage_xdsl.codegen` compiles for backend `name`."""
-    from collage_xdsl.codegen import BACKENDS
+    """The `version` of the kernels `collage_xdsl.backends.kernel` compiles for backend `name`."""
+    from collage_xdsl.backends.kernel import BACKENDS
 
     hook = import_module(BACKENDS[name]).compile
     return get_type_hints(hook)["return"].version
@@ -146,11 +146,11 @@ class Backend:
     @property
     def version(self) -> str:
         """The toolchain's version (`<package>==<version>`), part of the cost-database key.
-        For a backend `collage_xdsl.codegen` lowers, the version its compiled kernels report
+        For a backend `collage_xdsl.backends.kernel` lowers, the version its compiled kernels report
         (the library's own, plus the schedule for tvm; importing the library)."""
         if self.package is None:
             return "0"
-        from collage_xdsl.codegen import BACKENDS
+        from collage_xdsl.backends.kernel import BACKENDS
 
         if self.name in BACKENDS:
             return f"{self.package}=={codegen_version(self.name)}"
@@ -163,9 +163,9 @@ class Backend:
         self, kernel: ModuleOp | FuncOp, threads: ThreadPolicy | int | None = None
     ) -> CompiledKernel:
         """The codegen hook: lower and compile a kernel function (or its module) for this
-        backend (`collage_xdsl.codegen.compile_kernel`); a kernel it cannot compile raises
+        backend (`collage_xdsl.backends.kernel.compile_kernel`); a kernel it cannot compile raises
         `KernelCompileError`, which the measured estimator turns into an Invalid cost."""
-        from collage_xdsl.codegen import compile_kernel
+        from collage_xdsl.backends.kernel import compile_kernel
 
         return compile_kernel(self.name, kernel, threads)
 

@@ -20,7 +20,7 @@ from xdsl.ir import SSAValue
 
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.frontend.onnx_import import NodeContext, Value, _onnx_dtype
-from collage_xdsl.tensors import constant_op, np_dtype
+from collage_xdsl.ir.tensors import constant_op, np_dtype
 
 Converter = Callable[[NodeContext], Sequence[Value | None]]
 CONVERTERS: dict[str, Converter] = {}

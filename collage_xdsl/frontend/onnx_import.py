@@ -35,7 +35,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.utils.exceptions import VerifyException
 
 from collage_xdsl.errors import CollageError
-from collage_xdsl.tensors import TensorError, constant_op, ir_dtype, np_dtype
+from collage_xdsl.ir.tensors import TensorError, constant_op, ir_dtype, np_dtype
 
 Value = SSAValue | np.ndarray
 """A node input or output: an SSA value, or a numpy array for a folded constant."""

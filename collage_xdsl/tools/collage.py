@@ -10,7 +10,7 @@
 `run` imports an ONNX model (or parses a `.mlir` module), executes `@main` with the
 numpy reference interpreter on given or seeded random inputs and prints one summary
 line per output; an artifact of `compile`, or a model given `--backends`, runs through
-`collage_xdsl.runtime` instead (`collage_compile`). `explain` and `bench` are in
+`collage_xdsl.runtime.executable` instead (`collage_compile`). `explain` and `bench` are in
 `collage_explain` / `collage_bench`. Every failure is an `error: ...` line on stderr and exit status 1.
 """
 
@@ -39,11 +39,11 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, not_utf8
-from collage_xdsl.inputs import check_static, random_arguments
+from collage_xdsl.ir.inputs import check_static, random_arguments
 from collage_xdsl.tools.collage_opt import diagnostic_message, parse_input_shapes, read_onnx
-from collage_xdsl.tools.collage_bench import add_bench
-from collage_xdsl.tools.collage_compile import add_compile, add_run_options
-from collage_xdsl.tools.collage_explain import add_explain
+from collage_xdsl.tools.bench import add_bench
+from collage_xdsl.tools.compile import add_compile, add_run_options
+from collage_xdsl.tools.explain import add_explain
 
 # ---------------------------------------------------------------------------
 # Loading a model
@@ -222,7 +222,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: flo
 def cmd_run(args: argparse.Namespace) -> int:
     """Execute @main of a model (reference interpreter) or of an artifact or a model
     partitioned over --backends (runtime) and summarize its outputs."""
-    from collage_xdsl.interpreter import run_module
+    from collage_xdsl.ir.interpreter import run_module
 
     runtime = Path(args.model).is_dir() or bool(args.backends)
     if args.profile and not runtime:
@@ -234,7 +234,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.profile_runs < 1:
         raise CollageError(f"--profile-runs: need at least 1 run, not {args.profile_runs}")
     if runtime:
-        from collage_xdsl.tools.collage_compile import load_for_runtime
+        from collage_xdsl.tools.compile import load_for_runtime
 
         model, execute = load_for_runtime(args)
     else:
@@ -303,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if hasattr(args, "tvm_tune"):  # every command that compiles kernels
-            from collage_xdsl.codegen.tuning import TuningOptions, default_db_dir
+            from collage_xdsl.backends.tvm.tuning import TuningOptions, default_db_dir
 
             TuningOptions(args.tvm_tune, args.tvm_tune_trials,
                           args.tvm_tune_db or str(default_db_dir())).export()

@@ -1,0 +1,324 @@
+"""Schedule tuning for TVM kernels (``tvm-tune=metaschedule``), in a separate process.
+
+    options = TuningOptions("metaschedule", trials=16)   # or TuningOptions.from_env()
+    options.export()        # this process and the worker processes it starts use it
+    tvm.compile(mod, target, relax_pipeline=tuned_pipeline(target, options, notes))
+
+Every TIR function that Relax legalization and fusion produce is a tuning task, keyed by
+its structural hash, the target and the TVM version. A task missing from the tuning
+database (a directory of JSON records, default ``~/.cache/collage-xdsl/tvm-tuning``) is
+tuned in a child process (``python -m collage_xdsl.backends.tvm.tuning``), so a crashing tuner
+cannot take the compiler down; a recorded task is reused without tuning again.
+
+MetaSchedule's own driver (`tune_tir`, `tune_relax`) crashes in the apache-tvm
+0.27.0.post1 wheel: ``tvm.ir.save_json`` of any object with a `DataType` field (`PrimType`,
+`IntImm`, hence every PrimFunc) segfaults in ``tvm::ffi::ToJSONGraph``, and MetaSchedule
+calls it when the `MutateComputeLocation` / `MutateParallel` mutators initialise and when
+the task scheduler initialises a task. So the child runs a random search over
+MetaSchedule's design space instead of its evolutionary search: `PostOrderApply` with the
+default LLVM schedule rules (multi-level tiling, parallelize / vectorize / unroll, inlining,
+rfactor) and postprocessors, no mutators; each sample (one design space per seed) is
+compiled, checked against the unscheduled function and timed (median of repeated calls);
+the loop-nest schedule (`collage_xdsl.backends.tvm.schedule`) competes too, so tuning never
+makes a task slower. The winner's trace is stored as JSON and replayed at compile time.
+
+Whatever fails (the child crashes, times out, finds nothing valid) leaves the task to the
+loop-nest schedule; the reason ("MetaSchedule crashed: signal 11 (SIGSEGV) in
+tvm::ffi::ToJSONGraph") is printed once per process on stderr and kept in the kernel's notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import s_tir, tirx
+from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
+from tvm.s_tir import dlight
+
+from collage_xdsl.backends.tvm.schedule import LoopNestSchedule
+from collage_xdsl.errors import CollageError
+
+MODES = ("none", "metaschedule")
+MODE_ENV, TRIALS_ENV, DB_ENV = "COLLAGE_TVM_TUNE", "COLLAGE_TVM_TUNE_TRIALS", "COLLAGE_TVM_TUNE_DB"
+WORKER_COMMAND = [sys.executable, "-m", "collage_xdsl.backends.tvm.tuning"]
+"""The tuning child: reads a JSON request on stdin, writes records into the database."""
+WORKER_TIMEOUT_S = 600.0
+
+
+def default_db_dir() -> Path:
+    """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/tvm-tuning``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "collage-xdsl" / "tvm-tuning"
+
+
+@dataclass(frozen=True)
+class TuningOptions:
+    """How TVM kernels are scheduled: ``none`` (the loop-nest schedule) or ``metaschedule``."""
+
+    mode: str = "none"
+    trials: int = 16
+    """Design-space samples per task."""
+    db_dir: str = field(default_factory=lambda: str(default_db_dir()))
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise CollageError(f"tvm-tune: unknown mode {self.mode!r} (one of {', '.join(MODES)})")
+        if self.trials < 1:
+            raise CollageError(f"tvm-tune-trials must be at least 1, got {self.trials}")
+
+    @classmethod
+    def from_env(cls) -> TuningOptions:
+        """The process setting (``COLLAGE_TVM_TUNE``, ``_TRIALS``, ``_DB``; default none)."""
+        trials = os.environ.get(TRIALS_ENV, "16")
+        if not trials.isdigit():
+            raise CollageError(f"{TRIALS_ENV} must be a positive integer, got {trials!r}")
+        return cls(os.environ.get(MODE_ENV, "none"), int(trials),
+                   os.environ.get(DB_ENV) or str(default_db_dir()))
+
+    def export(self) -> None:
+        """Make this the process setting, inherited by worker processes started later."""
+        os.environ.update({MODE_ENV: self.mode, TRIALS_ENV: str(self.trials), DB_ENV: self.db_dir})
+
+    @property
+    def version_tag(self) -> str:
+        """Suffix of the TVM codegen version (part of the cost-database key)."""
+        return "" if self.mode == "none" else f"+ms{self.trials}"
+
+
+# ---------------------------------------------------------------------------
+# The tuning database: one JSON record per task
+# ---------------------------------------------------------------------------
+
+
+def task_key(func: tirx.PrimFunc, target: tvm.target.Target, trials: int) -> str:
+    text = f"{tvm_ffi.structural_hash(func)}|{target}|{tvm.__version__}|{trials}"
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _record_path(db_dir: str, key: str) -> Path:
+    return Path(db_dir) / f"{key}.json"
+
+
+def load_record(db_dir: str, key: str) -> dict | None:
+    try:
+        return json.loads(_record_path(db_dir, key).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _store_record(db_dir: str, key: str, record: dict) -> None:
+    path = _record_path(db_dir, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+
+
+def _plain(obj):
+    """A trace's JSON (TVM containers and immediates) as plain lists / strings / numbers."""
+    if isinstance(obj, tirx.IntImm | tirx.FloatImm):
+        return obj.value
+    for kind in (bool, int, float, str):
+        if isinstance(obj, kind):
+            return kind(obj)
+    return None if obj is None else [_plain(x) for x in obj]
+
+
+# ---------------------------------------------------------------------------
+# The child: random search over MetaSchedule's design space
+# ---------------------------------------------------------------------------
+
+
+def _random_args(func: tirx.PrimFunc, rng: np.random.Generator) -> list[np.ndarray]:
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+
+    args = []
+    for info in ArgInfo.from_prim_func(func):
+        shape, dtype = [int(d) for d in info.shape], str(info.dtype)
+        if dtype.startswith("float"):
+            args.append(rng.standard_normal(shape).astype(dtype))
+        else:  # indices and flags: small non-negative values
+            args.append(rng.integers(0, 2, shape).astype(dtype))
+    return args
+
+
+def _run(func: tirx.PrimFunc, target, args: list[np.ndarray], repeats: int):
+    """(outputs, median seconds) of ``func`` compiled for ``target`` on copies of ``args``."""
+    func = func.with_attr("global_symbol", "main")  # fused functions have none
+    main = tvm.compile(tvm.IRModule({"main": func}), target=target)["main"]
+    dev = tvm.cpu()
+    tensors = [tvm.runtime.tensor(a, dev) for a in args]
+    main(*tensors)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        main(*tensors)
+        times.append(time.perf_counter() - start)
+    outputs = [t.numpy() for t in tensors]
+    return outputs, float(np.median(times))
+
+
+def tune_task(func: tirx.PrimFunc, target: tvm.target.Target, trials: int) -> dict:
+    """The best schedule of ``func``: ``{"trace": JSON or None (loop-nest), "seconds", ...}``."""
+    import tvm.s_tir.meta_schedule as ms
+
+    rng = np.random.default_rng(0)
+    args = _random_args(func, rng)
+    reference, _ = _run(func, target, [a.copy() for a in args], repeats=1)
+    repeats = 20
+    loop_nest = LoopNestSchedule().apply(func, target, False)
+    base = loop_nest.mod["main"] if loop_nest is not None else func
+    _, best_s = _run(base, target, [a.copy() for a in args], repeats)
+    record = {"trace": None, "seconds": best_s, "loop_nest_seconds": best_s, "samples": 0}
+    tune_target = tvm.target.Target({**json.loads(str(target)), "num-cores": os.cpu_count() or 1})
+    postprocs = ms.Postproc.create("llvm")
+    space = ms.space_generator.PostOrderApply(
+        sch_rules="llvm", postprocs=postprocs, mutator_probs={})
+    start, seed = time.perf_counter(), 0
+    while record["samples"] < trials:
+        seed += 1
+        context = ms.TuneContext(mod=tvm.IRModule({"main": func}), target=tune_target,
+                                 space_generator=space, task_name="main", num_threads=1,
+                                 rand_state=seed)
+        for sch in context.generate_design_space()[: trials - record["samples"]]:
+            record["samples"] += 1
+            if not all(p.apply(sch) for p in postprocs):
+                continue
+            trace = _plain(sch.trace.as_json())
+            if not tvm_ffi.structural_equal(replay(func, trace), sch.mod["main"]):
+                continue  # a trace the database could not reproduce
+            outputs, seconds = _run(sch.mod["main"], target, [a.copy() for a in args], repeats)
+            if not all(np.allclose(o, r, rtol=1e-4, atol=1e-5, equal_nan=True)
+                       for o, r in zip(outputs, reference)):
+                continue
+            if seconds < record["seconds"]:
+                record.update(trace=trace, seconds=seconds)
+    record["tuning_seconds"] = time.perf_counter() - start
+    return record
+
+
+def replay(func: tirx.PrimFunc, trace: list) -> tirx.PrimFunc:
+    """``func`` scheduled by a recorded trace."""
+    sch = s_tir.Schedule(func)
+    s_tir.schedule.Trace.apply_json_to_schedule(trace, sch)
+    return sch.mod["main"]
+
+
+def _worker_main() -> None:
+    request = json.load(sys.stdin)
+    target = tvm.target.Target(json.loads(request["target"]))
+    for key, script in request["tasks"].items():
+        func = tvm.script.from_source(script)
+        _store_record(request["db_dir"], key, tune_task(func, target, request["trials"]))
+
+
+# ---------------------------------------------------------------------------
+# The parent: tune missing tasks in a child, replay recorded schedules
+# ---------------------------------------------------------------------------
+
+_REPORTED: list[str] = []
+_FAILED: dict[str, str] = {}
+"""Task key -> why tuning it failed in this process (not retried)."""
+
+
+def _crash_reason(returncode: int, stderr: str) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown signal"
+        where = next((line.split(" in ", 1)[1].split("(")[0] for line in stderr.splitlines()
+                      if " in tvm::" in line), None)
+        return (f"MetaSchedule crashed: signal {-returncode} ({name})"
+                + (f" in {where}" if where else ""))
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return f"MetaSchedule failed (exit {returncode}): {lines[-1] if lines else 'no message'}"
+
+
+def _tune_in_child(tasks: dict[str, tirx.PrimFunc], target, options: TuningOptions) -> str | None:
+    """Tune ``tasks`` in a child process; the failure reason, or None."""
+    request = json.dumps({
+        "target": str(target), "trials": options.trials, "db_dir": options.db_dir,
+        "tasks": {key: func.script() for key, func in tasks.items()},
+    })
+    try:
+        done = subprocess.run(WORKER_COMMAND, input=request, capture_output=True, text=True,
+                              timeout=WORKER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"MetaSchedule timed out after {WORKER_TIMEOUT_S:.0f} s"
+    if done.returncode != 0:
+        return _crash_reason(done.returncode, done.stderr)
+    return None
+
+
+def _report(reason: str, notes: list[str]) -> None:
+    notes.append(f"tvm-tune=metaschedule: {reason}; using the loop-nest schedule")
+    if not _REPORTED:
+        _REPORTED.append(reason)
+        print(f"collage: {notes[-1]}", file=sys.stderr)
+
+
+def apply_tuned(mod: tvm.IRModule, target, options: TuningOptions, notes: list[str]
+                ) -> tvm.IRModule:
+    """``mod`` with every TIR function that has a tuned schedule replaced by it (tuning the
+    missing ones first); notes say what was tuned, reused or why tuning failed."""
+    funcs = {gv: f for gv, f in mod.functions.items() if isinstance(f, tirx.PrimFunc)}
+    keys = {gv: task_key(f, target, options.trials) for gv, f in funcs.items()}
+    missing = {keys[gv]: f for gv, f in funcs.items()
+               if load_record(options.db_dir, keys[gv]) is None and keys[gv] not in _FAILED}
+    if missing:
+        reason = _tune_in_child(missing, target, options)
+        for key in missing:
+            if reason is None and load_record(options.db_dir, key) is None:
+                _FAILED[key] = "MetaSchedule wrote no record"
+            elif reason is not None:
+                _FAILED[key] = reason
+    for gv, func in funcs.items():
+        record = load_record(options.db_dir, keys[gv])
+        if record is None:
+            _report(_FAILED[keys[gv]], notes)
+            continue
+        if record["trace"] is None:
+            notes.append(f"{gv.name_hint}: loop-nest schedule kept (fastest of "
+                         f"{record['samples']} samples)")
+            continue
+        mod[gv] = replay(func, record["trace"]).with_attr("tirx.is_scheduled", True)
+        notes.append(f"{gv.name_hint}: tuned {record['seconds'] * 1e6:.1f} us "
+                     f"(loop-nest {record['loop_nest_seconds'] * 1e6:.1f} us, "
+                     f"{'new' if keys[gv] in missing else 'from the tuning database'})")
+    return mod
+
+
+def tuned_pipeline(target: tvm.target.Target, options: TuningOptions, notes: list[str]
+                   ) -> tvm.transform.Pass:
+    """`cpu_pipeline_with_schedule` with tuned schedules applied before the loop-nest one."""
+
+    @tvm.transform.module_pass(opt_level=0, name="CollageTunedCpuPipeline")
+    def pipeline(mod: tvm.IRModule, _ctx: tvm.transform.PassContext) -> tvm.IRModule:
+        with target:
+            mod = tvm.transform.Sequential(
+                cpu_pipeline.library_dispatch_passes(target) + cpu_pipeline.legalize_passes(target)
+            )(mod)
+            mod = apply_tuned(mod, target, options, notes)
+            return tvm.transform.Sequential(
+                [dlight.ApplyDefaultSchedule(LoopNestSchedule())]
+                + cpu_pipeline.dataflow_lower_passes(target)
+                + cpu_pipeline.finalize_passes(target)
+            )(mod)
+
+    return pipeline
+
+
+if __name__ == "__main__":
+    _worker_main()

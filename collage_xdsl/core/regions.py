@@ -1,0 +1,312 @@
+"""Phase 4: rewrite the chosen sub-graphs of a function into `collage.kernel` regions.
+
+Decisions:
+
+* **Constants are cloned in.** A constant a kernel reads becomes a `collage.constant` inside
+  its region (large ones are references into the weight store, so this is cheap): backends
+  see their weights, and kernel inputs are only real dataflow values. The outer constant
+  stays while anything outside still reads it. Constant nodes inside a chosen sub-graph are
+  treated the same way, so a constant is never a kernel exit, and kernels may share one:
+  kernels overlap only when they share an op (`SubGraph.overlaps`).
+* **Exits are results.** Every value defined inside and read outside (by an op, another
+  kernel or `func.return`) is one result of the kernel, in dataflow order.
+* **Composites are nested regions.** A labelled nested sub-graph (`SubGraph.nested`)
+  becomes a `collage.composite "<label>"` region inside its kernel (recursively).
+* **Dead kernels are dropped.** A kernel none of whose values is read (a pure op whose
+  result nothing uses) has no results; it is erased rather than handed to a backend that
+  cannot build a kernel without outputs (ONNX Runtime) or run for nothing.
+* **Host nodes stay outside.** Arguments, constants and every node no kernel covers (e.g. a
+  `collage.tuple` / `collage.get_item` the search left to the host) are not wrapped.
+* **MaxCoalesce** (`coalesce`): after the search, kernels of one backend that touch are
+  merged while the caller's validity check accepts the union (`collage-partition`: convex
+  — no path leaving and re-entering —, any number of exits, within the backend's max
+  depth unless it offers maximal regions anyway; never for a backend that does not fuse).
+  The merged kernel's cost is the sum of its parts' costs. Merging unions kernels that do
+  not overlap, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
+  merged kernel as the kernel it is (one call, not its parts) and keeps it only when it is
+  no dearer than its parts with their launches; otherwise the parts stay apart.
+
+The sub-graphs are all expressed over the original `DataflowGraph`; their ops are gathered
+before any rewriting, kernels are built downstream-first (reverse dataflow order), and the
+function body is re-sorted topologically at the end so every kernel sits after its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import ConstantLike, IsTerminator, Pure
+
+from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, YieldOp
+from collage_xdsl.errors import CollageError
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import bits, to_str
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+
+ANY_SHAPE = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
+"""What any kernel region needs: ops only, no arguments, convex (no path out and back in)."""
+
+
+class PartitionError(CollageError):
+    """The chosen kernels cannot be rewritten into regions."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A chosen kernel: its sub-graph, backend and estimated cost (None = not estimated)."""
+
+    sub_graph: SubGraph
+    backend: str
+    cost: float | None = None
+
+    @property
+    def inside(self) -> int:
+        return self.sub_graph.inside
+
+
+def coalesce(
+    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool]
+) -> list[Kernel]:
+    """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
+
+    Kernels are visited in dataflow order; each absorbs its touching same-backend
+    neighbours one at a time (rescanning after each merge) until nothing more merges."""
+    result = sorted(kernels, key=lambda k: k.inside & -k.inside)
+    changed = True
+    while changed:
+        changed = False
+        i = 0
+        while i < len(result):
+            a, j = result[i], 0
+            while j < len(result):
+                b = result[j]
+                if j == i or a.backend != b.backend or not a.sub_graph.are_touching(b.sub_graph):
+                    j += 1
+                    continue
+                union = a.sub_graph.disjoint_union(b.sub_graph)
+                if not is_valid(union, a.backend):
+                    j += 1
+                    continue
+                cost = None if a.cost is None or b.cost is None else a.cost + b.cost
+                a = result[i] = Kernel(union, a.backend, cost)
+                del result[j]
+                if j < i:
+                    i -= 1
+                changed, j = True, 0
+            i += 1
+    return result
+
+
+def coalesce_costed(
+    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool],
+    cost_of: Callable[[Sequence[Kernel]], Sequence[float]], launch: Callable[[str], float],
+) -> list[Kernel]:
+    """`coalesce`, then each merged kernel costed by `cost_of` (all merged kernels in one
+    call; NaN or infinite: no cost) and kept with that cost when ``cost + launch`` is at
+    most its parts' costs plus one launch each; otherwise its parts are kept instead."""
+    merged = coalesce(graph, kernels, is_valid)
+    parts = {k.inside: k for k in kernels}
+    fresh = [k for k in merged if k.inside not in parts]
+    result = [k for k in merged if k.inside in parts]
+    for k, cost in zip(fresh, cost_of(fresh)):
+        inside = [p for p in kernels if p.sub_graph.overlaps(k.sub_graph)]
+        apart = sum(p.cost + launch(p.backend) for p in inside if p.cost is not None)
+        known = all(p.cost is not None for p in inside) and cost is not None
+        if known and cost + launch(k.backend) <= apart and cost < float("inf"):
+            result.append(Kernel(k.sub_graph, k.backend, cost))
+        else:
+            result.extend(inside)
+    return sorted(result, key=lambda k: k.inside & -k.inside)
+
+
+def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
+    """The sub-graph's label when it labels the whole kernel (a plain labelled sub-graph
+    or one composite covering it), else its distinct op names in dataflow order, TVM
+    style (`conv2d_add_relu`)."""
+    sub = kernel.sub_graph
+    if sub.label and all(n.inside == sub.inside for n in sub.nested):
+        return sub.label
+    names: list[str] = []
+    for i in bits(kernel.inside):
+        node = graph.nodes[i]
+        if node.needs_kernel:
+            short = node.op.name.removeprefix("collage.")  # type: ignore[union-attr]
+            if short not in names:
+                names.append(short)
+    return "_".join(names)
+
+
+def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
+    """The functions of `module` a partitioner rewrites: those with a body, except kernel
+    functions that `collage-outline` made. A function that already holds kernel regions
+    is an error (partition once)."""
+    found = []
+    for op in module.ops:
+        if not isinstance(op, FuncOp) or op.is_declaration or "collage.kernel" in op.attributes:
+            continue
+        if any(isinstance(inner, KernelOp) for inner in op.body.walk()):
+            raise PartitionError(
+                f"@{op.sym_name.data} already holds collage.kernel regions; a function is "
+                "partitioned once"
+            )
+        found.append(op)
+    return found
+
+
+def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
+    """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region (a dead
+    kernel of pure ops is erased)."""
+    covered = 0
+    for k in kernels:
+        shared = k.inside & covered & ~graph.constants  # sharing a constant is fine
+        if shared:
+            raise PartitionError(
+                f"kernels overlap on nodes {to_str(shared)} of "
+                f"@{graph.func.sym_name.data}"
+            )
+        covered |= k.inside
+        why = k.sub_graph.why_invalid(ANY_SHAPE)
+        if why is not None:
+            raise PartitionError(
+                f"kernel for {k.backend} on nodes {to_str(k.inside)} of "
+                f"@{graph.func.sym_name.data} is not a valid sub-graph: {why}"
+            )
+    plans = [(k, _ops_of(graph, k.sub_graph)) for k in kernels]
+    constants = {
+        v.owner for i in bits(covered) if graph.nodes[i].needs_kernel
+        for v in graph.nodes[i].op.operands  # type: ignore[union-attr]
+        if isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
+    }
+    for k, (ops, nested) in sorted(plans, key=lambda e: -e[0].inside.bit_length()):
+        label = kernel_label(graph, k)
+        cost = k.cost
+
+        def make(inputs, types, region, k=k, label=label, cost=cost) -> RegionOp:
+            return KernelOp(k.backend, inputs, types, region, label, cost)
+
+        kernel = _wrap(ops, nested, make)
+        if not kernel.results and all(op.has_trait(Pure) or isinstance(op, (CompositeOp, YieldOp))
+                                      for op in kernel.body.walk()):
+            Rewriter.erase_op(kernel)
+    for c in constants:
+        if not any(r.uses for r in c.results):
+            Rewriter.erase_op(c)
+    _topological_sort(graph.func.body.block)
+
+
+_Plan = tuple[list[Operation], list[tuple[str, "_Plan"]]]
+
+
+def _ops_of(graph: DataflowGraph, sub_graph: SubGraph) -> _Plan:
+    """The non-constant ops of a sub-graph in dataflow order, and its nested composites."""
+    inside = sub_graph.inside
+    ops = [
+        graph.nodes[i].op
+        for i in bits(inside)
+        if graph.nodes[i].needs_kernel
+    ]
+    nested = [(s.label, _ops_of(graph, s)) for s in sub_graph.nested]
+    return ops, nested  # type: ignore[return-value]
+
+
+def _wrap(
+    ops: list[Operation],
+    nested: list[tuple[str, _Plan]],
+    make: Callable[[list[SSAValue], list[Attribute], Region], RegionOp],
+) -> RegionOp:
+    """Move `ops` (one block, dataflow order) into a new region op built by `make`."""
+    for label, (inner_ops, inner_nested) in nested:
+        if not set(inner_ops) <= set(ops):
+            raise PartitionError(f"composite {label!r} is not part of its enclosing kernel")
+        last = max(ops.index(o) for o in inner_ops)
+        composite = _wrap(
+            inner_ops, inner_nested, lambda i, t, r, label=label: CompositeOp(label, i, t, r)
+        )
+        inner = set(inner_ops)
+        ops = [
+            composite if n == last else o
+            for n, o in enumerate(ops)
+            if o not in inner or n == last
+        ]
+    op_set = set(ops)
+    new_block = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    inputs: list[SSAValue] = []
+    cloned: list[Operation] = []
+    for op in ops:
+        for v in op.operands:
+            if v in mapping or (isinstance(v.owner, Operation) and v.owner in op_set):
+                continue
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.has_trait(ConstantLike):
+                clone = owner.clone()
+                cloned.append(clone)
+                mapping[v] = clone.results[v.index]  # type: ignore[attr-defined]
+            else:
+                inputs.append(v)
+                mapping[v] = new_block.insert_arg(v.type, len(new_block.args))
+                if v.name_hint:
+                    mapping[v].name_hint = v.name_hint
+    exits = [
+        r for op in ops for r in op.results
+        if any(use.operation not in op_set for use in r.uses)
+    ]
+    region_op = make(inputs, [r.type for r in exits], Region(new_block))
+    Rewriter.insert_op(region_op, InsertPoint.after(ops[-1]))
+    for r, out in zip(exits, region_op.results):
+        r.replace_uses_with_if(out, lambda use: use.operation not in op_set)
+    for c in cloned:
+        new_block.add_op(c)
+    for op in ops:
+        op.detach()
+        new_block.add_op(op)
+        for idx, v in enumerate(op.operands):
+            if v in mapping:
+                op.operands[idx] = mapping[v]
+    new_block.add_op(YieldOp(exits))
+    _topological_sort(new_block)
+    return region_op
+
+
+def _topological_sort(block: Block) -> None:
+    """Reorder `block` so every op follows the ops of this block it reads (stable)."""
+    ops = list(block.ops)
+    position = {op: n for n, op in enumerate(ops)}
+    done: set[Operation] = set()
+    order: list[Operation] = []
+    for root in ops:
+        if root in done or root.has_trait(IsTerminator):
+            continue
+        stack = [(root, iter(_producers(root, position)))]
+        done.add(root)
+        while stack:
+            op, it = stack[-1]
+            for p in it:
+                if p not in done:
+                    done.add(p)
+                    stack.append((p, iter(_producers(p, position))))
+                    break
+            else:
+                stack.pop()
+                order.append(op)
+    order += [op for op in ops if op.has_trait(IsTerminator)]
+    if order == ops:
+        return
+    for op in ops:
+        op.detach()
+    for op in order:
+        block.add_op(op)
+
+
+def _producers(op: Operation, position: Mapping[Operation, int]) -> list[Operation]:
+    found = []
+    for v in op.operands:
+        owner = v.owner
+        if isinstance(owner, Operation) and owner in position:
+            found.append(owner)
+    return sorted(set(found), key=position.__getitem__)

@@ -1,0 +1,1 @@
+"""What the IR holds and means: tensors and weights, the reference interpreter, seeded inputs, structural hashes."""

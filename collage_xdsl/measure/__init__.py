@@ -1,0 +1,1 @@
+"""Measuring kernels: estimators, the timing loop, worker processes and the cost database."""

@@ -1,0 +1,374 @@
+"""Persistent cost database: measured kernel costs survive between runs.
+
+An embedded SQLite file (default ``$XDG_CACHE_HOME/collage-xdsl/costs.sqlite``, or
+``~/.cache/...``) keyed by (kernel structural hash, backend, backend version, host
+fingerprint), storing cost, spread, runs, reason, a timestamp and the sequence cost
+(`Measurement`); and the calibrated transition costs (`collage_xdsl.core.boundaries`) per
+backend versions and thread policy. Many processes may write at once: WAL journal, a
+busy timeout and ``INSERT OR REPLACE`` in short ``BEGIN IMMEDIATE`` transactions. A file
+that is not ours (garbage, not a regular file, or SQLite with other tables, columns or
+schema version) is reported as a :class:`CollageError` naming the file and the reason, and
+is never modified or deleted; so is a row or transition costs of ours that we cannot have
+written, when read. A file of our schema version 1 is upgraded in place, its costs kept.
+
+:class:`CachedCostEstimator` wraps any estimator with the database: a second run on the
+same model on the same host measures nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.estimator import CostEstimator, KernelRequest, Measurement
+from collage_xdsl.core.boundaries import TransitionCosts
+
+SCHEMA_VERSION = 2
+"""2 added ``sequence`` (`Measurement.sequence`); a version 1 file is upgraded in place."""
+BUSY_TIMEOUT_S = 30.0
+"""How long a writer waits for another one's lock before giving up."""
+
+_SCHEMA = """
+CREATE TABLE collage_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE collage_costs (
+    kernel TEXT NOT NULL, backend TEXT NOT NULL, version TEXT NOT NULL, host TEXT NOT NULL,
+    cost REAL, spread REAL NOT NULL, runs INTEGER NOT NULL, reason TEXT NOT NULL,
+    timestamp REAL NOT NULL, sequence REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (kernel, backend, version, host)
+);
+"""
+_TABLES = {"collage_meta", "collage_costs"}
+_COLUMNS = {
+    "collage_meta": {"key", "value"},
+    "collage_costs": {"kernel", "backend", "version", "host", "cost", "spread", "runs",
+                      "reason", "timestamp", "sequence"},
+    "collage_transitions": {"key", "host", "costs", "timestamp"},
+}
+"""The columns of each table (``collage_costs`` has no ``sequence`` in schema version 1)."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_ROW = {
+    "cost": ("a number >= 0 or NULL", lambda v: v is None or _number(v) and v >= 0),
+    "spread": ("a finite number >= 0", lambda v: _number(v) and 0 <= v < math.inf),
+    "runs": ("an integer >= 0", lambda v: isinstance(v, int) and v >= 0),
+    "reason": ("text", lambda v: isinstance(v, str)),
+    "sequence": ("a finite number", lambda v: _number(v) and math.isfinite(v)),
+}
+"""The fields `CostDatabase.get` reads: what `CostDatabase.put` writes in each, and a test
+of it (a cost is NULL for Unknown, SQLite's NaN, and +inf for Invalid; a sequence cost may
+be negative)."""
+
+
+def default_path() -> Path:
+    """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/costs.sqlite``."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "collage-xdsl" / "costs.sqlite"
+
+
+_ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw",
+              "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+              "asimd", "asimddp", "sve", "sve2", "bf16", "i8mm")
+"""The instruction-set extensions (``/proc/cpuinfo`` flags, x86 and Arm) the backends'
+kernels dispatch on. Hosts that share a model name can run the same kernel at different
+relative costs: OpenVINO's batch-1 fully connected layer with its ReLU fused took 1.39x the
+time of the layer without its ReLU on one 2-core "AMD EPYC" VM, and 1.03x on another (cpu
+family 25, model 1; AVX2, no AVX-512)."""
+_CPU_IDENTITY = ("cpu family", "model", "cache size", "CPU implementer", "CPU part")
+"""The ``/proc/cpuinfo`` fields that tell one CPU generation (and its per-core cache, which
+the libraries block their loops for) from another when the model name does not: virtual
+machines often report just "AMD EPYC"."""
+
+
+def describe_cpu(cpuinfo: str) -> str:
+    """The CPU of `cpuinfo` (a ``/proc/cpuinfo`` text, first processor): model name,
+    generation and the instruction-set extensions of `_ISA_FLAGS` it has, e.g.
+    ``AMD EPYC (cpu family 25, model 1, cache size 512 KB; sse4_2 avx avx2 fma f16c)``."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    flags = set((fields.get("flags") or fields.get("Features") or "").split())
+    identity = ", ".join(f"{k} {fields[k]}" for k in _CPU_IDENTITY if k in fields)
+    isa = " ".join(f for f in _ISA_FLAGS if f in flags) or "no listed extensions"
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    return f"{name} ({identity}; {isa})" if identity else f"{name} ({isa})"
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            return describe_cpu(f.read())
+    except OSError:
+        return platform.processor() or platform.machine()
+
+
+def host_description() -> str:
+    """What identifies this host's performance: CPU model, generation and instruction-set
+    extensions (`describe_cpu`), core count, platform."""
+    return f"{_cpu()}; {os.cpu_count()} cores; {platform.system()} {platform.machine()}"
+
+
+def host_fingerprint() -> str:
+    """A short stable hash of :func:`host_description`."""
+    return hashlib.sha256(host_description().encode()).hexdigest()[:16]
+
+
+class CostDatabase:
+    """Measured costs on disk, with hit/miss counters for the explain report."""
+
+    def __init__(self, path: str | Path | None = None, *, host: str | None = None):
+        self.path = Path(path) if path is not None else default_path()
+        self.host = host if host is not None else host_fingerprint()
+        self.hits = 0
+        self.misses = 0
+        try:
+            if self.path.exists() and not self.path.is_file():  # /dev/null, a directory
+                raise self._error("not a regular file")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise self._error(f"cannot open it: {e}") from None
+        try:
+            self._check_or_create_schema()
+            self._use_wal()
+        except sqlite3.DatabaseError as e:
+            self._conn.close()
+            if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+                raise self._error(f"another process kept it locked for {BUSY_TIMEOUT_S:g} s"
+                                  ) from None
+            raise self._error(f"not a usable SQLite database ({e})") from None
+        except CollageError:
+            self._conn.close()
+            raise
+
+    def _error(self, reason: str) -> CollageError:
+        return CollageError(
+            f"cost database {self.path}: {reason}; the file was left untouched "
+            "(move it away or choose another database path)"
+        )
+
+    def _check_or_create_schema(self) -> None:
+        # Reading first: a foreign file is never written to (not even its journal mode).
+        tables = self._tables()
+        if not tables:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if not self._tables():  # another process may have just created it
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        self._conn.execute(statement)
+                    self._conn.execute(
+                        "INSERT INTO collage_meta VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:  # SQLite rolls back itself on some errors
+                    self._conn.execute("ROLLBACK")
+                raise
+            tables = self._tables()
+        if not _TABLES <= tables:
+            raise self._error(
+                "it is a SQLite database of another application "
+                f"(tables: {', '.join(sorted(tables))})"
+            )
+        self._check_columns({"collage_meta"})
+        row = self._conn.execute(
+            "SELECT value FROM collage_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        found = "none" if row is None else row[0]
+        if found not in ("1", str(SCHEMA_VERSION)):
+            raise self._error(
+                f"schema version {found!r}, but this collage-xdsl uses '{SCHEMA_VERSION}'"
+            )
+        self._check_columns(tables, frozenset({"sequence"} if found == "1" else ()))
+        if found == "1":
+            self._upgrade_from_1()
+
+    def _check_columns(self, tables: set[str], absent: frozenset[str] = frozenset()) -> None:
+        """A table of ours lacking one of its columns (but those ``absent`` in the file's
+        schema version) is someone else's."""
+        for table in sorted(tables & _COLUMNS.keys()):
+            have = {name for _, name, *_ in self._conn.execute(f"PRAGMA table_info({table})")}
+            missing = sorted(_COLUMNS[table] - absent - have)
+            if missing:
+                raise self._error(
+                    f"not a collage cost database (table {table} lacks column {missing[0]})"
+                )
+
+    def _upgrade_from_1(self) -> None:
+        """Add version 2's ``sequence`` column (0 for the costs already there, which were
+        measured without it and are keyed so: `collage_xdsl.measure.estimator.measurement`)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._conn.execute(
+                "SELECT value FROM collage_meta WHERE key = 'schema_version'").fetchone()
+            if version == ("1",):  # another process may have just upgraded it
+                self._conn.execute("ALTER TABLE collage_costs "
+                                   "ADD COLUMN sequence REAL NOT NULL DEFAULT 0")
+                self._conn.execute("UPDATE collage_meta SET value = ? "
+                                   "WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL (readers and the writer do not wait for each other).
+        The switch needs the file to itself and fails at once when another process holds
+        it, without waiting as other statements do: of 540 opens by six processes at once
+        here, two failed with "database is locked". So it is retried until
+        `BUSY_TIMEOUT_S`. A file system without WAL leaves the mode as it was, no error."""
+        if self._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            return
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _tables(self) -> set[str]:
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {name for (name,) in rows}
+
+    def get(self, kernel: str, backend: str, version: str) -> Measurement | None:
+        """The stored measurement, or None; counts a hit or a miss. A row `put` cannot
+        have written is a CollageError."""
+        row = self._conn.execute(
+            f"SELECT {', '.join(_ROW)} FROM collage_costs "
+            "WHERE kernel = ? AND backend = ? AND version = ? AND host = ?",
+            (kernel, backend, version, self.host),
+        ).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        for (field, (expected, ok)), value in zip(_ROW.items(), row):
+            if not ok(value):
+                raise self._error(f"corrupt row for kernel {kernel} on {backend}: "
+                                  f"{field} {value!r} is not {expected}")
+        self.hits += 1
+        cost, spread, runs, reason, sequence = row
+        if cost is None:  # SQLite stores NaN as NULL
+            value = Cost.unknown()
+        elif cost == math.inf:
+            value = Cost.invalid(reason)
+        else:
+            value = Cost(cost)
+        return Measurement(value, spread, runs, reason, sequence)
+
+    def put(self, kernel: str, backend: str, version: str, m: Measurement) -> None:
+        """Store (or replace) a measurement, in one short transaction."""
+        cost = None if m.cost.is_unknown else m.cost.seconds
+        # autocommit mode: the statement is its own transaction, holding the lock briefly
+        self._conn.execute(
+            "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time(),
+             m.sequence),
+        )
+
+    def get_transitions(self, key: str) -> TransitionCosts | None:
+        """The transition costs calibrated under ``key`` on this host, or None. Costs that
+        are not `TransitionCosts.to_json`'s are a CollageError."""
+        if "collage_transitions" not in self._tables():
+            return None
+        row = self._conn.execute(
+            "SELECT costs FROM collage_transitions WHERE key = ? AND host = ?",
+            (key, self.host),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return TransitionCosts.from_json(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise self._error(f"corrupt transition costs ({type(e).__name__}: {e})") from None
+
+    def put_transitions(self, key: str, costs: dict) -> None:
+        """Store calibrated transition costs (`TransitionCosts.to_json`; the table is
+        created on first use)."""
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS collage_transitions (key TEXT NOT NULL, "
+            "host TEXT NOT NULL, costs TEXT NOT NULL, timestamp REAL NOT NULL, "
+            "PRIMARY KEY (key, host))"
+        )
+        self._conn.execute(
+            "INSERT OR REPLACE INTO collage_transitions VALUES (?, ?, ?, ?)",
+            (key, self.host, json.dumps(costs), time.time()),
+        )
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM collage_costs").fetchone()[0]
+
+    def other_hosts(self) -> int:
+        """Costs in the file measured on other hosts (`host_description`), never read here."""
+        return self._conn.execute("SELECT COUNT(*) FROM collage_costs WHERE host != ?",
+                                  (self.host,)).fetchone()[0]
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses}
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> CostDatabase:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class CachedCostEstimator(CostEstimator):
+    """Looks kernels up in a :class:`CostDatabase`; only misses reach ``inner``."""
+
+    def __init__(
+        self, inner: CostEstimator, db: CostDatabase,
+        version_of: Callable[[KernelRequest], str],
+    ):
+        super().__init__()
+        self.inner = inner
+        self.db = db
+        self.version_of = version_of
+
+    def _measure(self, request: KernelRequest) -> Measurement:
+        version = self.version_of(request)
+        found = self.db.get(request.key, request.backend, version)
+        if found is None:
+            found = self.inner.measure(request)
+            self.db.put(request.key, request.backend, version, found)
+        return found
+
+    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
+        """Look every kernel up first; the misses go to ``inner`` together, and each
+        result is stored as soon as it comes back."""
+        keys = [(r.key, r.backend, self.version_of(r)) for r in requests]
+        found = [self.db.get(*k) for k in keys]
+        fresh = self.inner.measure_many([r for r, f in zip(requests, found) if f is None])
+        for key, f in zip(keys, found):
+            if f is None:
+                f = next(fresh)
+                self.db.put(*key, f)
+            yield f
+
+    def close(self) -> None:
+        """Closes ``inner`` (the database belongs to the caller)."""
+        self.inner.close()

@@ -1,0 +1,308 @@
+"""Run-time choice between near-tied plans of one function.
+
+    selector = PlanSelector([primary.run, alternative.run])
+    outputs = selector(inputs)          # on the plan currently measured fastest
+    selector.stats()                    # calls, probes and switches per plan
+
+Why: refinement decides from one time window, and on this 2-core machine which library is
+faster can flip within minutes, even within one process (ONNX Runtime / OpenVINO on the
+MNIST CNN moved between 0.89 and 1.17: README "Benchmarks"). When refinement measured
+another plan within `collage_xdsl.refine.driver.TIE` of its result, `collage-refine{alternatives=N}`
+keeps it as `@main.alt1` and the runtime (`collage_xdsl.runtime.executable.Executable`) lets this
+selector pick at run time.
+
+Policy (every call returns the outputs of the plan that ran it; refinement checked that the
+alternatives agree with the result). Calls go to the current plan (the refined result
+first) in cycles:
+
+1. **Reference**: the current plan's next calls are timed, its first call left out, until
+   they last `probe_s` seconds and number at least `MIN_PROBE_CALLS`.
+2. **Probe**: the next other plan (round robin) runs the next calls, timed the same way;
+   its first call is left out when the plan is faster than `WARM_BELOW_S` (cold caches
+   matter there) or not measured yet. One call of a 90 ms plan is too noisy to switch on
+   (a one-call probe of VGG19 once moved to a plan 5% slower). A window of such a fast
+   plan (reference or probe) leaves out every call that starts in its first `SETTLE_S`:
+   the plan that ran before leaves its worker threads busy for about a millisecond (the
+   MLP's ONNX Runtime calls took 27.5 us in the first millisecond after OpenVINO ran, and
+   23.5 us from then on), so a 1 ms probe right after the reference measured that
+   instead of the plan (without this, the MNIST CNN's runtime stayed on OpenVINO in the
+   benchmark, where ONNX Runtime ran 10% faster).
+3. The probed plan wins the cycle when both the mean and the median of its calls are
+   below the reference's mean: a mean alone follows one lucky call (a probe of 3 calls,
+   one of them 20% fast, on a plan 5% slower). A win starts the next cycle at once, on
+   the same plan; the plan becomes the current one when it wins that one too. One cycle
+   of 3 calls each way can be fooled by what runs between calls: in the benchmark, whose
+   samples of AlexNet are 6 calls of 8.5 ms between other configurations, one probe
+   moved it to a plan 5% slower for the rest of the run.
+4. **Steady**: untimed calls of the current plan (a counter, no clock: at 22 us a call,
+   reading the clock twice is 1%), as many as make the probe `explore` / b of the
+   cycle's time, b being the probed plan's backoff: 1, doubled (up to `MAX_BACKOFF`)
+   each time it loses by more than `NEAR`, back to 1 when it wins or comes within `NEAR`.
+   So when the probed plan is x% slower, probing costs about explore * x% at first and a
+   quarter of that once it kept losing, while a plan near the current one is probed at
+   the full rate. (At the full rate throughout, the MLP's runtime, probing two plans
+   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.) A slow plan
+   (`WARM_BELOW_S` and up) x% <= `NEAR` slower than the current one is probed with up to
+   `NEAR_EXPLORE` of the time, as long as that costs at most explore * `NEAR` (0.15%):
+   probing a 19 ms plan with 3% of the time is one probe per 1.9 s of calls, and in the
+   benchmark, light ResNet-50's runtime probed OpenVINO once in its 124 calls, 1.3%
+   slower then and 3% faster for the rest of the run. (Fast plans keep `explore`: each
+   probe also slows the current plan's next millisecond.) A plan the selector switched
+   away from is never backed off: the state of the machine that made it slower passes
+   (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went to TVM, 31 us,
+   while ONNX Runtime ran 34 us, and stayed there for 5 rounds after ONNX Runtime was
+   back at 22 us, probing it at a quarter of the rate).
+
+The first call runs the current plan, and then each other plan once, throwing their
+outputs away; the first cycle starts at the second call. A plan's first run is its
+slowest (OpenVINO's MNIST CNN plan: 1.2 ms, then 24-70 us): it belongs in the first call,
+which is slow anyway, not in a probe that the caller times (in the benchmark, before this,
+the selector's first round of 50 ms ran 1.02-1.13x of the same plan without a selector).
+
+A plan other than the current one that fails (its first run, or a probe) is dropped for
+good, with its reason on stderr, and the current plan answers the call: refinement
+checked the plans on one set of inputs, and a library may still refuse others. When the
+current plan fails as well, the inputs are at fault and its error is the caller's.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from collage_xdsl.errors import CollageError
+
+EXPLORE = 0.03
+"""The share of call time spent probing the other plans."""
+PROBE_S = 1e-3
+"""Seconds of timed calls per reference and per probe (at least `MIN_PROBE_CALLS` calls)."""
+MIN_PROBE_CALLS = 3
+"""Timed calls per reference and per probe at least."""
+WARM_BELOW_S = 10e-3
+"""A probe of a plan faster than this leaves its first call out: light ShuffleNet's
+OpenVINO plan, 1.38 ms in the benchmark, measured 1.75 ms in 3-call probes that kept
+the first call after ONNX Runtime ran, and the runtime stayed on ONNX Runtime (1.48 ms)."""
+NEAR = 0.05
+"""A probed plan that loses by at most this much (relative) keeps the full probing rate."""
+MAX_BACKOFF = 4
+"""The most a losing plan's probes are thinned out (a cycle as many times as long)."""
+NEAR_EXPLORE = 0.15
+"""The most share of call time probing a slow plan (`WARM_BELOW_S` and up) within `NEAR`
+of the current one."""
+SETTLE_S = 2e-3
+"""A window of a plan faster than `WARM_BELOW_S` leaves out the calls in its first
+`SETTLE_S` seconds."""
+
+
+@dataclass
+class _Window:
+    """Timed calls of one plan."""
+
+    plan: int
+    skip: bool
+    """Leave the next call out (a first call)."""
+    settle_s: float = 0.0
+    """Leave out the calls that start this many seconds into the window."""
+    began: float | None = None
+    """When the window's first call started."""
+    calls: int = 0
+    """Calls made, those left out included."""
+    times: list[float] = field(default_factory=list)
+    """Seconds of each timed call."""
+    seconds: float = 0.0
+    """Their sum."""
+    left_out: float = 0.0
+    """Seconds of the calls left out."""
+
+    def add(self, started: float, seconds: float) -> None:
+        self.calls += 1
+        if self.began is None:
+            self.began = started
+        if self.skip or started - self.began < self.settle_s:
+            self.skip = False
+            self.left_out += seconds
+        else:
+            self.times.append(seconds)
+            self.seconds += seconds
+
+    def done(self, probe_s: float) -> bool:
+        return len(self.times) >= MIN_PROBE_CALLS and self.seconds >= probe_s
+
+    def mean(self) -> float:
+        return self.seconds / len(self.times)
+
+
+class PlanSelector:
+    """Calls one of several plans computing the same function, the one measured fastest."""
+
+    def __init__(self, plans: Sequence[Callable], *, names: Sequence[str] | None = None,
+                 explore: float = EXPLORE, probe_s: float = PROBE_S,
+                 clock: Callable[[], float] = time.perf_counter):
+        if len(plans) < 2:
+            raise ValueError("PlanSelector needs at least two plans to choose between")
+        if names is not None and len(names) != len(plans):
+            raise ValueError(f"{len(names)} names for {len(plans)} plans")
+        if not 0 < explore < 1:
+            raise ValueError(f"explore must be in (0, 1), got {explore}")
+        self.plans, self.explore, self.probe_s, self.clock = list(plans), explore, probe_s, clock
+        self.names = list(names) if names is not None else [f"plan {i}"
+                                                            for i in range(len(plans))]
+        self.current = 0
+        self._plan = self.plans[0]
+        self._steady = 0
+        """Untimed calls of the current plan left before the next reference."""
+        self._window: _Window | None = None
+        """The reference or probe being timed (None while steady)."""
+        self._reference: _Window | None = None
+        """The reference of the probe under way."""
+        self.estimate: list[float | None] = [None] * len(self.plans)
+        """Each plan's latest measured mean latency."""
+        self.calls = [0] * len(self.plans)
+        """Calls per plan, the steady calls counted when their run starts."""
+        self.probes = self.switches = 0
+        self.backoff = [1] * len(self.plans)
+        """Per plan, how many times as long the cycles after its probes are."""
+        self._turn = 0
+        self._won: int | None = None
+        """The plan that won the last cycle, to be confirmed by the next."""
+        self._cold = True
+        """No call yet: the first one runs the other plans once as well."""
+        self._left: set[int] = set()
+        """Plans the selector switched away from (never backed off)."""
+        self.dropped: dict[int, str] = {}
+        """Plans that failed at run time, and why: never called again."""
+
+    def __call__(self, inputs):
+        if self._steady:  # the steady path: count down, call, nothing else
+            self._steady -= 1
+            return self._plan(inputs)
+        return self._call_timed(inputs)
+
+    def _call_timed(self, inputs):
+        """A call of a reference or a probe; it starts the window when none is open, and
+        ends the cycle when the probe is done."""
+        if self._cold:
+            return self._first_call(inputs)
+        if len(self.dropped) == len(self.plans) - 1:  # nothing left to choose between
+            self.calls[self.current] += 1
+            return self._plan(inputs)
+        window = self._window
+        if window is None:
+            window = self._window = self._open(self.current, reference=True)
+        started = self.clock()
+        if window.plan == self.current:
+            outputs = self._plan(inputs)
+        else:
+            failure = None
+            try:
+                outputs = self.plans[window.plan](inputs)
+            except Exception as e:
+                failure = e
+            if failure is not None:  # outside the handler: the current plan's error, if
+                outputs = self._plan(inputs)  # it fails too, is not chained to this one
+                self.calls[self.current] += 1
+                self._drop(window.plan, failure)
+                return outputs
+        window.add(started, self.clock() - started)
+        if window.done(self.probe_s):
+            if self._reference is None:
+                self._reference, self._window = window, self._start_probe()
+            else:
+                self._end_cycle(self._reference, window)
+        return outputs
+
+    def _first_call(self, inputs):
+        """The current plan's outputs (it checks the inputs), then each other plan's
+        first run, untimed; the first cycle starts at the next call."""
+        self._cold = False
+        outputs = self._plan(inputs)
+        self.calls[self.current] += 1
+        for i, plan in enumerate(self.plans[1:], 1):
+            try:
+                plan(inputs)
+            except Exception as e:
+                self._drop(i, e)
+        return outputs
+
+    def _drop(self, plan: int, error: Exception) -> None:
+        """Never call `plan` again (it failed where the current plan did not), say so on
+        stderr, and start the next cycle afresh."""
+        reason = str(error) if isinstance(error, CollageError) else \
+            f"{type(error).__name__}: {error}"
+        self.dropped[plan] = reason
+        for window in (self._reference, self._window):
+            if window is not None:
+                self.calls[window.plan] += window.calls
+        print(f"collage: alternative plan {self.names[plan]} dropped at run time: {reason}",
+              file=sys.stderr)
+        self._window = self._reference = self._won = None
+
+    def _start_probe(self) -> _Window:
+        if self._won is not None:
+            probed = self._won
+        else:
+            others = [i for i in range(len(self.plans))
+                      if i != self.current and i not in self.dropped]
+            probed = others[self._turn % len(others)]
+            self._turn += 1
+        return self._open(probed, reference=False)
+
+    def _open(self, plan: int, reference: bool) -> _Window:
+        """A window of `plan`: a reference leaves its first call out, and so does a plan
+        that is fast or not measured yet, which also settles first."""
+        guess = self.estimate[plan]
+        fast = guess is None or guess < WARM_BELOW_S
+        return _Window(plan, reference or fast, SETTLE_S if fast else 0.0)
+
+    def _end_cycle(self, reference: _Window, probe: _Window) -> None:
+        current, mean = reference.mean(), probe.mean()
+        self.probes += 1
+        self.estimate[reference.plan], self.estimate[probe.plan] = current, mean
+        self.calls[reference.plan] += reference.calls
+        self.calls[probe.plan] += probe.calls
+        self._window = self._reference = None
+        won = mean < current and statistics.median(probe.times) < current
+        back_off = mean > current * (1 + NEAR) and probe.plan not in self._left
+        self.backoff[probe.plan] = (min(2 * self.backoff[probe.plan], MAX_BACKOFF)
+                                    if back_off else 1)
+        if won and self._won is None:  # confirm at once
+            self._won, self._steady = probe.plan, 0
+            return
+        if won:
+            self._left.add(self.current)
+            self.current, self.switches = probe.plan, self.switches + 1
+            self._plan = self.plans[probe.plan]
+        self._won = None
+        latency = self.estimate[self.current]
+        assert latency is not None
+        probe_s = probe.seconds + probe.left_out
+        cycle_s = (self.backoff[probe.plan] * probe_s / self._share(current, mean)
+                   - reference.seconds - probe_s)
+        self._steady = max(0, math.ceil(cycle_s / max(latency, 1e-9)))
+        self.calls[self.current] += self._steady
+
+    def _share(self, current: float, probed: float) -> float:
+        """The share of call time for probing a plan measured at `probed` seconds against
+        the current plan's `current`: `explore`, or for slow plans near each other, up to
+        `NEAR_EXPLORE` while probing costs at most `explore` x `NEAR` of the calls' time."""
+        slower = probed / current - 1
+        if current < WARM_BELOW_S or slower > NEAR:
+            return self.explore
+        return max(self.explore, min(NEAR_EXPLORE, self.explore * NEAR / max(slower, 1e-9)))
+
+    def stats(self) -> dict:
+        """Calls per plan, probes, switches, the current plan, the latest estimates and the
+        plans dropped (name: why)."""
+        calls = list(self.calls)
+        calls[self.current] -= self._steady
+        for window in (self._reference, self._window):
+            if window is not None:
+                calls[window.plan] += window.calls
+        return {"calls": calls, "probes": self.probes, "switches": self.switches,
+                "current": self.current, "backoff": list(self.backoff),
+                "estimate_ms": [None if e is None else e * 1e3 for e in self.estimate],
+                "dropped": {self.names[i]: why for i, why in self.dropped.items()}}

@@ -1,0 +1,231 @@
+"""`collage bench`: end-to-end latency of Collage against each backend alone.
+
+    collage bench model.onnx --backends tvm,onnxruntime,openvino [--rounds 50] [--json]
+
+Configurations: each backend alone, and `collage` (the model partitioned over all the
+given backends, run by `collage_xdsl.runtime.executable`). A backend alone is its best whole-model
+configuration: for `onnxruntime` and `openvino` one session over the whole ONNX file
+(an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`, the
+whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) through the
+runtime. Every configuration uses the process's `ThreadPolicy` (same threads; ONNX
+Runtime's threads spin in a run and stop when it returns).
+
+Each configuration is warmed up, its outputs are checked against the first one's (a mismatch
+is an error), then the configurations are timed side by side: one sample each per round, in
+a balanced order (each configuration right after each other one equally often), for
+`--rounds` rounds; the figure is the median. A sample is the steady-state latency
+(`collage_xdsl.measure.timing`): after a first call, the mean of calls enough to last 5 ms.
+`--json` prints one object whose `configs` maps each configuration to
+`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
+checks the additive cost model on Collage's plan (`collage_xdsl.runtime.additivity`: its kernel
+calls timed alone plus the boundary costs, against the run, side by side) and prints the
+estimate's error with its 95% interval (`"additivity"` in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from collage_xdsl.runtime.additivity import AdditivityCheck
+from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
+from collage_xdsl.planner.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
+from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.tools.compile import (
+    add_partition_options,
+    kernel_summary,
+    partition_options,
+)
+
+Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+
+
+def onnxruntime_session(path: Path, names: list[str], policy: ThreadPolicy) -> Run:
+    """The whole ONNX model in one ONNX Runtime session (as the codegen configures it)."""
+    import onnxruntime as ort
+
+    from collage_xdsl.backends.onnxruntime.lowering import session_options
+
+    session = ort.InferenceSession(str(path), session_options(policy),
+                                   providers=["CPUExecutionProvider"])
+    return lambda inputs: session.run(None, dict(zip(names, inputs)))
+
+
+def openvino_model(path: Path, policy: ThreadPolicy) -> Run:
+    """The whole ONNX model compiled by OpenVINO's CPU plugin (as the codegen configures it)."""
+    from collage_xdsl.backends.openvino.lowering import core
+
+    return openvino_run(core().compile_model(core().read_model(str(path)), "CPU",
+                                             policy.openvino_config()))
+
+
+def openvino_run(compiled) -> Run:
+    """Calls of an OpenVINO compiled model through one infer request."""
+    import openvino as ov
+
+    request = compiled.create_infer_request()
+    outputs = len(compiled.outputs)
+
+    def run(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        for i, x in enumerate(inputs):
+            request.set_input_tensor(i, ov.Tensor(np.ascontiguousarray(x), shared_memory=True))
+        request.infer()
+        return [request.get_output_tensor(i).data.copy() for i in range(outputs)]
+
+    return run
+
+
+def whole_model(backend: str, model, policy: ThreadPolicy) -> Run:
+    """`backend` alone on the whole of `model` (a `LoadedModel`), in its best
+    configuration: ONNX Runtime and OpenVINO on the ONNX file itself when there is one,
+    otherwise (and TVM always) our lowering of the whole model as one kernel."""
+    from collage_xdsl.runtime.executable import Executable
+
+    if model.onnx_path is not None and backend == "onnxruntime":
+        return onnxruntime_session(model.onnx_path, model.input_names, policy)
+    if model.onnx_path is not None and backend == "openvino":
+        return openvino_model(model.onnx_path, policy)
+    return Executable(assign_module(model.module, backend, "whole"), threads=policy).run
+
+
+def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
+                   ) -> tuple[dict[str, Run], Partitioned]:
+    """Each backend alone, then `collage`; and Collage's partition."""
+    from collage_xdsl.runtime.executable import Executable
+
+    options = partition_options(args)
+    configs: dict[str, Run] = {b: whole_model(b, model, policy) for b in options.backends}
+    partitioned = partition_module(model.module, options)
+    configs["collage"] = Executable(partitioned.module, threads=policy).run
+    return configs, partitioned
+
+
+def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: ThreadPolicy,
+               rounds: int) -> AdditivityCheck:
+    """`collage_xdsl.runtime.additivity`'s check of Collage's plan, with the boundary costs the
+    partition used."""
+    from collage_xdsl.runtime.additivity import check_additivity
+    from collage_xdsl.runtime.executable import Executable
+
+    return check_additivity(Executable(partitioned.module, threads=policy, adapt=False), inputs,
+                            partitioned.transitions(), rounds=rounds)
+
+
+def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: list[str],
+                    rtol: float, atol: float) -> None:
+    """Every configuration's outputs match the first one's within rtol/atol."""
+    first, *others = configs
+    want = configs[first](inputs)
+    for name in others:
+        got = configs[name](inputs)
+        for output, g, w in zip(names, got, want):
+            g, w = np.asarray(g), np.asarray(w)
+            if g.shape != w.shape or not np.allclose(g, w, rtol=rtol, atol=atol,
+                                                     equal_nan=True):
+                raise CollageError(f"bench: {name} and {first} disagree on output {output}")
+
+
+def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
+            warmup: int, sample_s: float = 0.005) -> dict[str, list[float]]:
+    """Steady seconds per call of each configuration (`collage_xdsl.measure.timing`: calls
+    enough to last `sample_s` after a first call), interleaved: one sample each per
+    round."""
+    names = list(configs)
+    for _ in range(warmup):
+        for name in names:
+            configs[name](inputs)
+    calls = {}
+    for name in names:  # one timed call each sizes the samples
+        t0 = time.perf_counter()
+        configs[name](inputs)
+        calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in balanced_order(names, r):
+            run = configs[name]
+            samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
+    return samples
+
+
+def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str, dict]:
+    medians = {name: float(np.median(s)) for name, s in samples.items()}
+    best = min(medians[name] for name in singles)
+    return {
+        name: {
+            "median_ms": medians[name] * 1e3,
+            "p25_ms": float(np.percentile(s, 25)) * 1e3,
+            "p75_ms": float(np.percentile(s, 75)) * 1e3,
+            "ratio_to_best_single": medians[name] / best,
+        }
+        for name, s in samples.items()
+    }
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Time Collage and each backend alone on one model, side by side."""
+    from collage_xdsl.tools.collage import (check_input_options, load_inputs, load_model,
+                                            random_inputs)
+
+    if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
+        raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
+                           "not negative")
+    check_input_options(args)
+    policy = ThreadPolicy()
+    model = load_model(args.model, args.input_shape)
+    inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
+    configs, partitioned = configurations(args, model, policy)
+    partition_line = kernel_summary(partitioned)
+    check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)
+    singles = [name for name in configs if name != "collage"]
+    table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
+    check = additivity(partitioned, inputs, policy, args.additivity) if args.additivity else None
+    if args.json:
+        print(json.dumps({
+            "model": str(args.model),
+            "backends": singles,
+            "estimator": args.estimator,
+            "threads": policy.threads,
+            "rounds": args.rounds,
+            "partition": partition_line,
+            "configs": table,
+            **({"additivity": check.to_json()} if check else {}),
+        }, indent=2))
+        return 0
+    print(f"{args.model}: collage: {partition_line}; {policy.threads} threads, "
+          f"{args.rounds} rounds")
+    print(f"  {'config':<12} {'median ms':>10} {'p25 ms':>10} {'p75 ms':>10} "
+          f"{'x best single':>14}")
+    for name, row in table.items():
+        print(f"  {name:<12} {row['median_ms']:>10.3f} {row['p25_ms']:>10.3f} "
+              f"{row['p75_ms']:>10.3f} {row['ratio_to_best_single']:>14.3f}")
+    if check:
+        print(f"collage {check.format()}")
+    return 0
+
+
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="latency of Collage against each backend alone",
+                       description=__doc__)
+    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
+    add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
+    p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
+    p.add_argument("--warmup", type=int, default=3,
+                   help="untimed calls each (default 3); one more sizes the samples")
+    p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
+    p.add_argument("--rtol", type=float, default=1e-3,
+                   help="relative tolerance of the output agreement check")
+    p.add_argument("--atol", type=float, default=1e-4,
+                   help="absolute tolerance of the output agreement check")
+    p.add_argument("--additivity", type=int, default=0, metavar="ROUNDS",
+                   help="then check the additive cost model on Collage's plan: its kernel "
+                        "calls timed alone plus boundary costs against the run, side by "
+                        "side in ROUNDS rounds (default 0: no check)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_bench)

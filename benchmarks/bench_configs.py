@@ -36,8 +36,8 @@ from xdsl.dialects.builtin import ModuleOp
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.runtime.agreement import ill_conditioned
 from collage_xdsl.runtime.executable import Executable
-from collage_xdsl.tools.collage import LoadedModel
 from collage_xdsl.tools import bench as collage_bench
+from collage_xdsl.tools.collage import LoadedModel
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 

@@ -20,10 +20,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 def ir_context() -> Context:
     """A context with the dialects of collage IR text: builtin, func and collage (what
     kernel modules, outlined modules and artifacts are written in)."""
+    from collage_xdsl.dialects.collage import Collage
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
-
-    from collage_xdsl.dialects.collage import Collage
 
     ctx = Context()
     for dialect in (Builtin, Func, Collage):

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -34,7 +35,6 @@ from xdsl.passes import ModulePass
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.core.candidates import node_name
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, single
 from collage_xdsl.core.regions import (
@@ -44,8 +44,8 @@ from collage_xdsl.core.regions import (
     partition,
     partitionable_functions,
 )
-from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
 
 
 def backend_named(name: str, test_ops: Sequence[str], test_fusion: str,

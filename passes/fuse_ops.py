@@ -28,17 +28,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collage_xdsl.dialects.collage import GetItemOp, TupleOp
+from collage_xdsl.dialects.collage import OpPatternKind as K
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from collage_xdsl.dialects.collage import GetItemOp, TupleOp
-from collage_xdsl.dialects.collage import OpPatternKind as K
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, single
 from collage_xdsl.core.regions import Kernel, partition, partitionable_functions
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
 
 
 class _Groups:

@@ -41,26 +41,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from collage_xdsl.passes.candidates import CandidateOptions
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.backends import available_backends
 from collage_xdsl.backends.base import Backend, FusionStyle
-from collage_xdsl.core.candidates import CandidateKernel, PartitionSpec, generate_candidates
-from collage_xdsl.core.cost import Cost
-from collage_xdsl.measure.cost_db import CachedCostEstimator, CostDatabase
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.evict import needs_eviction
-from collage_xdsl.measure.estimator import (
-    alone_measurement,
-    measurement,
-    CostEstimator,
-    KernelRequest,
-    MockCostEstimator,
-    kernel_request,
-    parse_mock_costs,
+from collage_xdsl.core.boundaries import NONE, TransitionCosts, parse_transitions
+from collage_xdsl.core.candidates import (
+    CandidateKernel,
+    PartitionSpec,
+    generate_candidates,
 )
-from collage_xdsl.planner.explain import FunctionReport, explain_function, write_report
+from collage_xdsl.core.cost import Cost
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.regions import (
     Kernel,
@@ -68,15 +61,22 @@ from collage_xdsl.core.regions import (
     partition,
     partitionable_functions,
 )
-from collage_xdsl.passes.candidates import CandidateOptions
 from collage_xdsl.core.search import alone_totals, kernel_cost, search_candidates
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.core.boundaries import (
-    NONE,
-    TransitionCosts,
-    parse_transitions,
-    transition_costs,
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cost_db import CachedCostEstimator, CostDatabase
+from collage_xdsl.measure.estimator import (
+    CostEstimator,
+    KernelRequest,
+    MockCostEstimator,
+    alone_measurement,
+    kernel_request,
+    measurement,
+    parse_mock_costs,
 )
+from collage_xdsl.measure.evict import needs_eviction
+from collage_xdsl.planner.explain import FunctionReport, explain_function, write_report
+from collage_xdsl.runtime.calibration import transition_costs
 
 if TYPE_CHECKING:
     from collage_xdsl.measure.pool import MeasureSettings

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collage_xdsl.passes.assign import backend_named, maximal_regions, supported
+from collage_xdsl.passes.fuse_ops import fuse_ops_kernels
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.backends.base import Backend
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import count
 from collage_xdsl.core.regions import Kernel, partition, partitionable_functions
-from collage_xdsl.passes.assign import backend_named, maximal_regions, supported
-from collage_xdsl.passes.fuse_ops import fuse_ops_kernels
+from collage_xdsl.errors import CollageError
 
 
 def partition_for_kernels(graph: DataflowGraph, backend: Backend, min_region_ops: int = 1,

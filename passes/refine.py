@@ -67,6 +67,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
+from collage_xdsl.passes.candidates import CandidateOptions
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
 from xdsl.context import Context
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
@@ -75,19 +78,15 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, SymbolTable
 
 from collage_xdsl.core.candidates import PartitionSpec, generate_candidates
-from collage_xdsl.runtime.agreement import SoftmaxRounding
-from collage_xdsl.measure.cost_db import CostDatabase
-from collage_xdsl.refine.cuts import cut_gains, database_cost_of
-from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import parse_mock_costs
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.ir.inputs import random_arguments
-from collage_xdsl.refine.moves import MoveSpace, Plan
+from collage_xdsl.core.outline import outline_kernels
 from collage_xdsl.core.regions import Kernel, partition
-from collage_xdsl.passes.candidates import CandidateOptions
-from collage_xdsl.passes.outline import outline_kernels
-from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
+from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.measure.estimator import parse_mock_costs
+from collage_xdsl.refine.cuts import cut_gains, database_cost_of
 from collage_xdsl.refine.driver import (
     AUTO,
     LatencyScorer,
@@ -96,7 +95,8 @@ from collage_xdsl.refine.driver import (
     Scorer,
     refine,
 )
-from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.refine.moves import MoveSpace, Plan
+from collage_xdsl.runtime.agreement import SoftmaxRounding
 
 _Region = tuple[str, list[Operation], list["_Region"]]
 """A region's label, its ops (constants aside) and its nested composites."""

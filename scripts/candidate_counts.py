@@ -22,8 +22,8 @@ from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.backends import gather_specs
 from collage_xdsl.core.candidates import generate_candidates
-from collage_xdsl.frontend import import_onnx
 from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.frontend import import_onnx
 
 LIGHT = Path(onnx.__file__).parent / "backend/test/data/light"
 

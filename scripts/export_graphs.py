@@ -32,10 +32,11 @@ import onnx
 
 from collage_xdsl.backends.onnx_export import export_onnx
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.core.outline import kernel_functions
 from collage_xdsl.errors import CollageError
-from collage_xdsl.planner.pipeline import assign_module, kernel_functions
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.planner.pipeline import assign_module
 from collage_xdsl.tools.bench import Run, check_agreement, measure, openvino_run
+from collage_xdsl.tools.collage import load_model, random_inputs
 
 SAMPLE_S = 0.05
 

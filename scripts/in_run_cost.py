@@ -18,10 +18,10 @@ import statistics
 import sys
 import time
 
-from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.evict import Evictor
 from collage_xdsl.ir.inputs import random_arguments
+from collage_xdsl.measure.evict import Evictor
+from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.runtime.executable import Executable
 
 

@@ -34,9 +34,13 @@ from onnx import helper
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.stats import median_ci
+from collage_xdsl.tools.bench import (
+    check_agreement,
+    measure,
+    onnxruntime_session,
+    openvino_model,
+)
 from collage_xdsl.tools.collage import load_model, random_inputs
-from collage_xdsl.tools.bench import (check_agreement, measure, onnxruntime_session,
-                                              openvino_model)
 
 SAMPLE_S = 0.05
 IR_VERSION = 7

@@ -26,9 +26,14 @@ import numpy as np
 
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.timing import balanced_order, calls_per_sample, square_rounds, take_sample
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.measure.timing import (
+    balanced_order,
+    calls_per_sample,
+    square_rounds,
+    take_sample,
+)
 from collage_xdsl.tools.bench import whole_model
+from collage_xdsl.tools.collage import load_model, random_inputs
 
 EQUAL = (("A", "B"), ("A", "A2"), ("B", "A2"))
 

@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from collage_xdsl.dialects.collage import KernelOp
+from collage_xdsl.passes.outline import CollageOutlinePass
+from collage_xdsl.passes.partition import CollagePartitionPass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
-from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.passes.outline import CollageOutlinePass
-from collage_xdsl.passes.partition import CollagePartitionPass
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "examples")]

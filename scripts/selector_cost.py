@@ -21,15 +21,15 @@ import argparse
 import statistics
 import sys
 
-from collage_xdsl.runtime.selector import PlanSelector
-from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.inputs import random_arguments
-from collage_xdsl.planner.pipeline import assign_module
-from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.measure.stats import median_ci
-from collage_xdsl.tools.collage import load_model
+from collage_xdsl.planner.pipeline import assign_module
+from collage_xdsl.runtime.artifact import load_artifact
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.runtime.selector import PlanSelector
 from collage_xdsl.tools.bench import measure
+from collage_xdsl.tools.collage import load_model
 
 SAMPLE_S = 0.05
 WARMUP = 20

@@ -52,9 +52,9 @@ import numpy as np
 def main() -> None:
     from collage_xdsl.backends.threads import ThreadPolicy
     from collage_xdsl.measure.evict import Evictor
+    from collage_xdsl.measure.stats import median
     from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
     from collage_xdsl.runtime.executable import Executable
-    from collage_xdsl.measure.stats import median
     from collage_xdsl.tools.collage import load_model, random_inputs
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -132,10 +132,9 @@ def pieces(module, cost_db: str, depth: int):
     import tempfile
     from pathlib import Path
 
-    from xdsl.context import Context
-
     from collage_xdsl.passes.outline import CollageOutlinePass
     from collage_xdsl.passes.partition import CollagePartitionPass
+    from xdsl.context import Context
 
     module = module.clone()
     with tempfile.TemporaryDirectory() as tmp:

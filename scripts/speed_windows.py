@@ -30,9 +30,9 @@ def calls(model_path: str, backend: str, seconds: float) -> tuple[np.ndarray, np
     """Start times and durations (s) of back-to-back calls of the whole-model kernel."""
     from collage_xdsl.backends import get_backend
     from collage_xdsl.backends.threads import ThreadPolicy
-    from collage_xdsl.measure.estimator import kernel_request, random_inputs
     from collage_xdsl.core.graph import DataflowGraph
     from collage_xdsl.core.subgraph import SubGraph
+    from collage_xdsl.measure.estimator import kernel_request, random_inputs
     from collage_xdsl.tools.collage import load_model
 
     graph = DataflowGraph(load_model(model_path).main)

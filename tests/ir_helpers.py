@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collage_xdsl.dialects import ir_context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
-
-from collage_xdsl.dialects import ir_context
 
 
 def parse(src: str) -> ModuleOp:

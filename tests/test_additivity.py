@@ -6,20 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.runtime import additivity
-from collage_xdsl.runtime.additivity import check_additivity
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.errors import CollageError
+from collage_xdsl.core.boundaries import FixedCrossing
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.regions import Kernel, partition
-from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import tensor_type
-from collage_xdsl.core.boundaries import FixedCrossing
+from collage_xdsl.runtime import additivity
+from collage_xdsl.runtime.additivity import check_additivity
+from collage_xdsl.runtime.executable import Executable
 
 BACKENDS = ("onnxruntime", "openvino", "onnxruntime")
 

@@ -9,21 +9,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.passes import ModulePass
-
 from collage_xdsl.dialects.collage import ConstantOp, GetItemOp, KernelOp, TupleOp
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import random_inputs
-from collage_xdsl.frontend import import_onnx
-from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.passes.assign import CollageAssignPass
 from collage_xdsl.passes.fuse_ops import CollageFuseOpsPass
 from collage_xdsl.passes.outline import CollageOutlinePass
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.partition_for import CollagePartitionForPass
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.passes import ModulePass
+
+from collage_xdsl.errors import CollageError
+from collage_xdsl.frontend import import_onnx
+from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.measure.estimator import random_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from make_models import make_model  # noqa: E402
@@ -114,10 +114,11 @@ func.func @main(%x: {T}, %y: {T}) -> tuple<{T}, {T}> {{
 def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
     """`fusion=whole`: tvm gets the whole model as one kernel (tuples inside), as the
     benchmark runs tvm alone; compiled by TVM it matches the interpreter."""
-    from collage_xdsl.planner.pipeline import assign_module, kernel_functions
-    from collage_xdsl.runtime.executable import Executable
-
     from ir_helpers import parse
+
+    from collage_xdsl.core.outline import kernel_functions
+    from collage_xdsl.planner.pipeline import assign_module
+    from collage_xdsl.runtime.executable import Executable
 
     module = parse(SOURCES[source]) if source in SOURCES else import_onnx(make_model(source))
     (kernel,) = kernel_functions(assign_module(module, "tvm", "whole"))

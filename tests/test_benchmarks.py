@@ -29,12 +29,16 @@ from bench_configs import (  # noqa: E402
     ill_conditioned,
 )
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
-from bench_timing import MAX_ROUNDS_FACTOR, slow_round_indices, time_interleaved  # noqa: E402
+from bench_timing import (  # noqa: E402
+    MAX_ROUNDS_FACTOR,
+    slow_round_indices,
+    time_interleaved,
+)
 
-from collage_xdsl.runtime.selector import PlanSelector  # noqa: E402
 from collage_xdsl.backends.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
 from collage_xdsl.measure.timing import balanced_order  # noqa: E402
+from collage_xdsl.runtime.selector import PlanSelector  # noqa: E402
 from collage_xdsl.tools.collage import load_model  # noqa: E402
 
 # ---------------------------------------------------------------------------

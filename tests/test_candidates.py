@@ -7,6 +7,7 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from collage_xdsl.passes.candidates import CollageCandidatesPass
 from test_patterns import names, parse_graph
 from test_rules import CONV, CONV_ARGS, MLP, MLP_ARGS, SPLIT
 from xdsl.context import Context
@@ -23,9 +24,8 @@ from collage_xdsl.backends import (
 from collage_xdsl.backends.base import Backend, FusionStyle, f32_only
 from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.core.candidates import generate_candidates
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.passes.candidates import CollageCandidatesPass
+from collage_xdsl.errors import CollageError
 
 FAKE = Backend("fake", supported_ops={"collage.relu": None}, fusion=FusionStyle.NONE)
 

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import onnx
 import pytest
+from collage_xdsl.dialects import collage as C
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, FunctionType, ModuleOp
 from xdsl.dialects.func import Func, FuncOp, ReturnOp
@@ -23,7 +24,6 @@ from collage_xdsl.backends.kernel import (
 )
 from collage_xdsl.backends.onnx_export import export_onnx
 from collage_xdsl.backends.walk import flatten
-from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import run_function
 from collage_xdsl.ir.tensors import constant_op, np_dtype, shape_of, tensor_type

@@ -1,19 +1,22 @@
 """Cost algebra and order; mock and measured cost estimators."""
 
 import math
-from dataclasses import replace
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.dialects import collage as C
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.evict import DEFAULT_L2, LINE, Evictor, footprint, l2_bytes, needs_eviction
+from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.ir.tensors import constant_op, tensor_type
 from collage_xdsl.measure.estimator import (
     KernelRequest,
     MeasuredCostEstimator,
@@ -27,10 +30,14 @@ from collage_xdsl.measure.estimator import (
     parse_mock_costs,
     random_inputs,
 )
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.ir.interpreter import run_module
-from collage_xdsl.core.subgraph import SubGraph
-from collage_xdsl.ir.tensors import constant_op, tensor_type
+from collage_xdsl.measure.evict import (
+    DEFAULT_L2,
+    LINE,
+    Evictor,
+    footprint,
+    l2_bytes,
+    needs_eviction,
+)
 
 # ---------------------------------------------------------------- Cost
 

@@ -5,8 +5,10 @@ import sqlite3
 
 import pytest
 
-from collage_xdsl.measure import cost_db
+from collage_xdsl.core.boundaries import TransitionCosts
 from collage_xdsl.core.cost import Cost
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure import cost_db
 from collage_xdsl.measure.cost_db import (
     CachedCostEstimator,
     CostDatabase,
@@ -15,9 +17,7 @@ from collage_xdsl.measure.cost_db import (
     host_description,
     host_fingerprint,
 )
-from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.estimator import KernelRequest, Measurement, MockCostEstimator
-from collage_xdsl.core.boundaries import TransitionCosts
 
 
 def test_persists_across_instances(tmp_path):

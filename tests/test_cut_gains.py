@@ -8,25 +8,25 @@ import random
 from statistics import median
 
 import pytest
+from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
+from collage_xdsl.passes.refine import CollageRefinePass
+from ir_helpers import main_of, parse
+from test_refine import CONFIGS, MLP_CHAIN, kernels, named
 from xdsl.context import Context
 
 from collage_xdsl.backends import gather_specs, get_backend
 from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.measure.cost_db import CostDatabase
-from collage_xdsl.refine.cuts import cut_gains
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import Measurement, kernel_request
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import count, first
-from collage_xdsl.measure.pool import MeasureSettings
-from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
-from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
-from collage_xdsl.passes.refine import CollageRefinePass
-from collage_xdsl.refine.driver import RefineOptions, format_trials, refine
 from collage_xdsl.core.subgraph import SubGraph
-from ir_helpers import main_of, parse
-from test_refine import CONFIGS, MLP_CHAIN, kernels, named
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.measure.estimator import Measurement, kernel_request
+from collage_xdsl.measure.pool import MeasureSettings
+from collage_xdsl.refine.cuts import cut_gains
+from collage_xdsl.refine.driver import RefineOptions, format_trials, refine
+from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
 
 
 def penalised(graph: DataflowGraph, pair: int, penalty: float):

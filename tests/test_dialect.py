@@ -8,6 +8,9 @@ from io import StringIO
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import OpPatternKind as K
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -23,9 +26,6 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.dialects import ir_context
-from collage_xdsl.dialects.collage import OpPatternKind as K
 from collage_xdsl.ir.tensors import constant_array, constant_op, tensor_type
 
 ARGS = {  # name: (shape, dtype) of the function arguments the builders use

@@ -10,13 +10,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import get_ints
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from collage_xdsl.dialects import ir_context
-from collage_xdsl.dialects.collage import get_ints
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.ir.interpreter import run_module
 

@@ -6,15 +6,15 @@ import random
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.dialects.collage import OpPatternKind
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.dialects.collage import OpPatternKind
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, count, first, last, of, single, to_str
+from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 T = tensor_type((2, 3), np.float32)

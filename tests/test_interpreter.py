@@ -12,6 +12,7 @@ import tracemalloc
 import numpy as np
 import onnxruntime as ort
 import pytest
+from collage_xdsl.dialects import collage as C
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import (
@@ -28,7 +29,6 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.dialects.test import TestOp as UnknownOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import evaluate_op, run_function, run_module
 from collage_xdsl.ir.tensors import constant_op, ir_dtype, tensor_type

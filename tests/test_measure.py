@@ -13,17 +13,22 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects.collage import KernelOp, MatmulOp
+from collage_xdsl.passes import partition as partition_pass
+from collage_xdsl.passes.partition import CollagePartitionPass
+from ir_helpers import parse
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.ir import tensors
-from collage_xdsl.measure import pool as measure
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
-from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.errors import CollageError
+from collage_xdsl.ir import tensors
+from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.ir.tensors import constant_op, tensor_type
+from collage_xdsl.measure import pool as measure
 from collage_xdsl.measure.estimator import (
     KernelRequest,
     MockCostEstimator,
@@ -31,13 +36,7 @@ from collage_xdsl.measure.estimator import (
     measurement,
     random_inputs,
 )
-from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
-from collage_xdsl.passes import partition as partition_pass
-from collage_xdsl.passes.partition import CollagePartitionPass
-from collage_xdsl.ir.tensors import constant_op, tensor_type
-
-from ir_helpers import parse
 
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05, alone_span_s=0.05)
 ONE = replace(FAST, batch_kernels=1)

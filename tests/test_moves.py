@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import random
 
-from collage_xdsl.backends import get_backend
-from collage_xdsl.backends.test import make_test_backend
-from collage_xdsl.frontend import import_onnx
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import first
-from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
-from collage_xdsl.core.regions import Kernel
 from collage_xdsl.passes.assign import assign_kernels
-from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, T, chain_space, kernels, make_models, named
+
+from collage_xdsl.backends import get_backend
+from collage_xdsl.backends.test import make_test_backend
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.index_set import first
+from collage_xdsl.core.regions import Kernel
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.frontend import import_onnx
+from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
+
 
 def test_seeds_are_each_backend_alone_and_greedy_byoc():
     space = chain_space(test_ops=("relu", "tanh"))

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, KernelOp
+from ir_helpers import main_of, parse
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp
 
-from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, KernelOp
-from collage_xdsl.measure.estimator import random_inputs
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import of
-from collage_xdsl.ir.interpreter import run_function, run_module
-from collage_xdsl.core.regions import Kernel, PartitionError, coalesce, coalesce_costed, partition
-from collage_xdsl.passes.outline import outline_kernels
+from collage_xdsl.core.outline import outline_kernels
+from collage_xdsl.core.regions import (
+    Kernel,
+    PartitionError,
+    coalesce,
+    coalesce_costed,
+    partition,
+)
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-
-from ir_helpers import main_of, parse
+from collage_xdsl.ir.interpreter import run_function, run_module
+from collage_xdsl.measure.estimator import random_inputs
 
 T = "tensor<2x3xf32>"
 BIN = f"({T}, {T}) -> {T}"

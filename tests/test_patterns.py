@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collage_xdsl.dialects import ir_context
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
 from collage_xdsl.core.candidates import node_name
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits
 from collage_xdsl.core.patterns import Match, find_matches, is_constant, is_op, wildcard

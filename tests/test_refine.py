@@ -16,26 +16,30 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects.collage import KernelOp
+from collage_xdsl.passes.assign import assign_kernels
+from collage_xdsl.passes.partition import CollagePartitionPass
+from collage_xdsl.passes.refine import (
+    CollageRefinePass,
+    recover_kernels,
+    variant_builder,
+)
+from ir_helpers import main_of, parse
 from xdsl.context import Context
 
 from collage_xdsl.backends import get_backend
-from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
-from collage_xdsl.runtime.agreement import SoftmaxRounding, ill_conditioned
-from collage_xdsl.dialects.collage import KernelOp
-from collage_xdsl.errors import CollageError
-from collage_xdsl.frontend import import_onnx
+from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, count, first, of
+from collage_xdsl.core.regions import Kernel, partition
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.errors import CollageError
+from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.inputs import random_arguments
 from collage_xdsl.ir.interpreter import run_function, run_module
-from collage_xdsl.refine.moves import MoveSpace, make_plan
-from collage_xdsl.core.regions import Kernel, partition
-from collage_xdsl.passes.assign import assign_kernels
-from collage_xdsl.passes.partition import CollagePartitionPass
-from collage_xdsl.passes.refine import CollageRefinePass, recover_kernels, variant_builder
+from collage_xdsl.measure.stats import median_ci
 from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
-from collage_xdsl.refine.measured import MeasuredScorer, _interleave
 from collage_xdsl.refine.driver import (
     AUTO_CAP_S,
     AUTO_MIN_S,
@@ -47,11 +51,10 @@ from collage_xdsl.refine.driver import (
     Scorer,
     refine,
 )
+from collage_xdsl.refine.measured import MeasuredScorer, _interleave
+from collage_xdsl.refine.moves import MoveSpace, make_plan
+from collage_xdsl.runtime.agreement import SoftmaxRounding, ill_conditioned
 from collage_xdsl.runtime.executable import Executable
-from collage_xdsl.measure.stats import median_ci
-from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-
-from ir_helpers import main_of, parse
 
 _spec = importlib.util.spec_from_file_location(
     "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
@@ -840,9 +843,9 @@ def test_compile_summary_says_when_refinement_changed_the_plan():
 
 
 def test_compile_summary_counts_kernel_calls_and_shared_kernels():
+    from collage_xdsl.dialects import ir_context
     from xdsl.parser import Parser
 
-    from collage_xdsl.dialects import ir_context
     from collage_xdsl.planner.pipeline import Partitioned
     from collage_xdsl.tools.compile import kernel_summary
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import pytest
+from collage_xdsl.dialects.collage import OpPatternKind
 from test_patterns import names, parse_graph
 
 from collage_xdsl.backends.base import Backend, FusionStyle
@@ -18,7 +19,6 @@ from collage_xdsl.core.combiners import (
     TupleArgCombinerRule,
     TupleProjCombinerRule,
 )
-from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, of
 from collage_xdsl.core.patterns import is_constant, is_op, wildcard

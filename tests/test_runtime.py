@@ -16,36 +16,36 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.passes.assign import CollageAssignPass
+from collage_xdsl.passes.outline import CollageOutlinePass
 from onnx.backend.test.case.model import collect_testcases
 from onnx.backend.test.runner import Runner
+from test_models import with_logits_output  # tests/ is on sys.path (tests/conftest.py)
 from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
-from collage_xdsl.runtime import executable as runtime
-from collage_xdsl.runtime.additivity import check_additivity
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.interpreter import run_module
-from collage_xdsl.passes.assign import CollageAssignPass
-from collage_xdsl.passes.outline import CollageOutlinePass
 from collage_xdsl.planner.pipeline import (
     PartitionOptions,
     assign_module,
     kernel_functions,
     partition_module,
 )
+from collage_xdsl.runtime import executable as runtime
+from collage_xdsl.runtime.additivity import check_additivity
 from collage_xdsl.runtime.executable import (
-    ExecutionError,
     Executable,
+    ExecutionError,
     KernelTiming,
     Profile,
     cached_kernels,
     kernel_key,
     release_cached_kernels,
 )
-from test_models import with_logits_output  # tests/ is on sys.path (tests/conftest.py)
 
 BACKENDS = ("tvm", "onnxruntime", "openvino")
 MODELS = ("mnist_cnn", "mlp", "transformer_encoder")

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import Measurement, MockCostEstimator
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import of
 from collage_xdsl.core.search import kernel_cost, search, search_candidates
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import constant_op, tensor_type
+from collage_xdsl.measure.estimator import Measurement, MockCostEstimator
 
 
 @dataclass(frozen=True)

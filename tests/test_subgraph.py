@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
+from collage_xdsl.dialects.collage import OpPatternKind
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, f32
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.dialects.collage import OpPatternKind
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import of, single
-from collage_xdsl.ir.interpreter import evaluate_op, run_function, run_module
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.interpreter import evaluate_op, run_function, run_module
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 RNG = np.random.default_rng(0)

@@ -6,22 +6,24 @@ import math
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects import collage as C
 from xdsl.dialects.builtin import FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.core import boundaries as T
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.core import boundaries as T
+from collage_xdsl.core import outline as O
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.measure.cost_db import CostDatabase
-from collage_xdsl.dialects import collage as C
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.regions import Kernel
-from collage_xdsl.measure.timing import balanced_order
 from collage_xdsl.core.search import search
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import tensor_type
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.measure.timing import balanced_order
+from collage_xdsl.runtime import calibration as Cal
 
 
 def chain_graph(n: int = 3, size: int = 4) -> tuple[DataflowGraph, list[int]]:
@@ -74,8 +76,8 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.traits import SymbolTable
 
+    from collage_xdsl.core.outline import outline_kernels
     from collage_xdsl.core.regions import partition
-    from collage_xdsl.passes.outline import outline_kernels
 
     # the two relus on x are alike, so outlined as one function called twice (costs are
     # per structure)
@@ -86,10 +88,10 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     partition(graph, kernels)
     outline_kernels(module)
     main = SymbolTable.lookup_symbol(module, "main")
-    got = T.outlined_estimate(main, costs)
+    got = O.outlined_estimate(main, costs)
     assert got == pytest.approx(want)
-    assert T.outlined_estimate(main, T.NONE).total == pytest.approx(10.0)
-    assert T.direct_kernel_call(main) is None
+    assert O.outlined_estimate(main, T.NONE).total == pytest.approx(10.0)
+    assert O.direct_kernel_call(main) is None
 
 
 def test_a_direct_kernel_call_costs_its_kernel_alone():
@@ -99,20 +101,20 @@ def test_a_direct_kernel_call_costs_its_kernel_alone():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.traits import SymbolTable
 
+    from collage_xdsl.core.outline import outline_kernels
     from collage_xdsl.core.regions import partition
-    from collage_xdsl.passes.outline import outline_kernels
 
     graph, _ = chain_graph()
     module = ModuleOp([graph.func])
     partition(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)])
     outline_kernels(module)
     main = SymbolTable.lookup_symbol(module, "main")
-    call = T.direct_kernel_call(main)
+    call = O.direct_kernel_call(main)
     assert call is not None and call.callee.string_value().startswith("collage_x")
-    assert T.outlined_estimate(main, COSTS) == T.PlanEstimate(6.0, 0.0, 0.0, 0.0)
+    assert O.outlined_estimate(main, COSTS) == T.PlanEstimate(6.0, 0.0, 0.0, 0.0)
     ret = main.body.block.last_op
     ret.operands = [main.body.block.args[0]]  # returns its argument: not one kernel call
-    assert T.direct_kernel_call(main) is None
+    assert O.direct_kernel_call(main) is None
 
 
 @pytest.mark.parametrize("crossing, expected", [
@@ -166,7 +168,7 @@ def test_json_round_trip():
 
 
 def test_calibration_measures_real_backends():
-    costs = T.calibrate(("onnxruntime", "openvino"), ThreadPolicy(1))
+    costs = Cal.calibrate(("onnxruntime", "openvino"), ThreadPolicy(1))
     assert set(costs.launch) == {"onnxruntime", "openvino"}
     assert set(costs.crossing) == {("onnxruntime", "openvino"), ("openvino", "onnxruntime")}
     values = [costs.base, *costs.launch.values(), *(x for c in costs.crossing.values() for x in c)]
@@ -185,16 +187,16 @@ def test_calibrations_are_kept_in_the_cost_database(tmp_path, monkeypatch):
         calls.append((tuple(backends), policy.threads))
         return fake
 
-    monkeypatch.setattr(T, "calibrate", calibrate)
+    monkeypatch.setattr(Cal, "calibrate", calibrate)
     versions = {"tvm": "1", "openvino": "2"}
     with CostDatabase(tmp_path / "c.sqlite") as db:
         assert db.get_transitions("k") is None  # no table yet: nothing stored
-        assert T.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(2), db) == fake
+        assert Cal.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(2), db) == fake
     with CostDatabase(tmp_path / "c.sqlite") as db:
-        assert T.transition_costs(["openvino", "tvm"], versions, ThreadPolicy(2), db) == fake
+        assert Cal.transition_costs(["openvino", "tvm"], versions, ThreadPolicy(2), db) == fake
         assert len(calls) == 1  # read back, whatever the backend order
-        T.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(1), db)
-        T.transition_costs(["tvm", "openvino"], {**versions, "tvm": "9"}, ThreadPolicy(2), db)
+        Cal.transition_costs(["tvm", "openvino"], versions, ThreadPolicy(1), db)
+        Cal.transition_costs(["tvm", "openvino"], {**versions, "tvm": "9"}, ThreadPolicy(2), db)
         assert len(calls) == 3  # another thread count or version calibrates again
 
 
@@ -202,18 +204,18 @@ def test_a_failed_calibration_costs_nothing_and_says_why(monkeypatch, capsys):
     def calibrate(backends, policy):
         raise CollageError("transition calibration: the worker process crashed")
 
-    monkeypatch.setattr(T, "calibrate", calibrate)
-    assert T.transition_costs(["tvm"], {"tvm": "1"}, ThreadPolicy(1)) is T.NONE
+    monkeypatch.setattr(Cal, "calibrate", calibrate)
+    assert Cal.transition_costs(["tvm"], {"tvm": "1"}, ThreadPolicy(1)) is T.NONE
     assert "worker process crashed; boundary costs are left out" in capsys.readouterr().err
 
 
 def test_calibration_times_kernels_alone_after_eviction_and_chains_without():
     log = []
     runs = {name: (lambda inputs, name=name: log.append(name)) for name in ("chain", "iso 0")}
-    t = T._timed(runs, np.zeros(1, np.float32), 0.0, {"iso 0"}, lambda: log.append("evict"))
+    t = Cal._timed(runs, np.zeros(1, np.float32), 0.0, {"iso 0"}, lambda: log.append("evict"))
     assert set(t) == {"chain", "iso 0"}
-    chain = ["chain"] * T.STEADY
-    iso = ["iso 0"] * (T.STEADY - 1) + ["evict", "iso 0"]  # evicted before the timed call
+    chain = ["chain"] * Cal.STEADY
+    iso = ["iso 0"] * (Cal.STEADY - 1) + ["evict", "iso 0"]  # evicted before the timed call
     steps = {"chain": chain, "iso 0": iso}
     assert log == [x for r in range(20) for name in balanced_order(list(runs), r)
                    for x in steps[name]]

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import tvm
 import tvm_ffi
+from collage_xdsl.dialects import ir_context
+from collage_xdsl.passes.partition import CollagePartitionPass
 from tvm import s_tir, tirx
 from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
 from xdsl.context import Context
@@ -22,10 +24,8 @@ from collage_xdsl.backends.kernel import compile_kernel
 from collage_xdsl.backends.tvm import tuning
 from collage_xdsl.backends.tvm.lowering import host_target, to_relax
 from collage_xdsl.backends.tvm.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
-from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tools.collage import build_parser, main
-from collage_xdsl.passes.partition import CollagePartitionPass
 
 KERNEL = """
 func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x8xf32> {

@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from collage_xdsl.dialects import collage as C
 from xdsl.dialects.builtin import FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
 from collage_xdsl.backends.kernel import BACKENDS, compile_kernel
 from collage_xdsl.backends.threads import DEFAULT_SPINNING, SPINNING, ThreadPolicy
-from collage_xdsl.dialects import collage as C
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 
 

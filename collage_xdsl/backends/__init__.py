@@ -24,8 +24,8 @@ from typing import Any
 
 from collage_xdsl.backends.base import MAX_CANDIDATES_PER_NODE, Backend
 from collage_xdsl.core.candidates import PartitionSpec
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.rules import HostPartitionRule
+from collage_xdsl.errors import CollageError
 
 ENTRY_POINT_GROUP = "collage_xdsl.backends"
 

@@ -47,7 +47,6 @@ from collage_xdsl.core.combiners import (
     TupleArgCombinerRule,
     TupleProjCombinerRule,
 )
-from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
 from collage_xdsl.core.patterns import Match, Pattern
 from collage_xdsl.core.rules import (
     HOST_OPS,
@@ -63,6 +62,7 @@ from collage_xdsl.core.rules import (
     UnionPartitionRule,
 )
 from collage_xdsl.core.subgraph import SubGraphConfig
+from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp

@@ -13,18 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.func import FuncOp
 
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits, first
+from collage_xdsl.core.index_set import bits, first, single
 from collage_xdsl.core.subgraph import SubGraph
-
-if TYPE_CHECKING:
-    from collage_xdsl.backends.base import Backend
-    from collage_xdsl.core.rules import PartitionRule
+from collage_xdsl.dialects.collage import OpPatternKind
+from collage_xdsl.errors import CollageError
 
 
 @dataclass(frozen=True)
@@ -33,8 +29,18 @@ class PartitionSpec:
 
     name: str
     rule: PartitionRule = field(compare=False)
-    backend: Backend | None = field(default=None, compare=False)
-    """None for the `host` spec, whose candidates run on the host, not in a kernel."""
+    backend: object | None = field(default=None, compare=False)
+    """The backend (a `collage_xdsl.backends.Backend`); None for the `host` spec, whose
+    candidates run on the host, not in a kernel."""
+
+
+class PartitionRule:
+    """Finds candidate kernels for a spec over a dataflow graph (see `collage_xdsl.core.rules`)."""
+
+    name: str
+
+    def all_candidates(self, graph: DataflowGraph, spec: PartitionSpec) -> list[CandidateKernel]:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,53 @@ class CandidateKernel:
             f"{self.spec.name} {self.rule_name} [{nodes}] kind={self.sub_graph.kind.name.lower()}"
             f" label={self.sub_graph.label or '-'}"
         )
+
+
+HOST_OPS = frozenset({"collage.tuple", "collage.get_item"})
+"""Ops the host runs without a kernel: building a tuple and projecting from one."""
+
+
+def nest(outer: str, inner: str) -> str:
+    return f"{outer}.{inner}" if outer and inner else outer or inner
+
+
+def short_name(graph: DataflowGraph, index: int) -> str:
+    op = graph.nodes[index].op
+    return op.name.removeprefix("collage.") if op is not None else "arg"
+
+
+def singleton(graph: DataflowGraph, index: int, spec: PartitionSpec, rule_name: str,
+              cost: float | None = None) -> CandidateKernel:
+    return CandidateKernel(
+        SubGraph(graph, single(index)), spec, rule_name or short_name(graph, index), cost
+    )
+
+
+def fusion_kind(candidate: CandidateKernel) -> OpPatternKind:
+    """The kind the by-kind combiners compare: the sub-graph's kind, except that a tuple
+    inside counts as injective (as TVM's tuple combiners treat it), so a fused
+    `concat((reshape(a), transpose(b)))` still fuses with a downstream injective op."""
+    sub = candidate.sub_graph
+    if sub.kind != OpPatternKind.TUPLE:
+        return sub.kind
+    nodes = sub.graph.nodes
+    kinds = (nodes[i].kind for i in bits(sub.inside & sub.graph.kernel_nodes))
+    return max((OpPatternKind.INJECTIVE if k == OpPatternKind.TUPLE else k for k in kinds))
+
+
+def union(graph: DataflowGraph, parts: Sequence[CandidateKernel]) -> CandidateKernel:
+    """The disjoint union of `parts`' sub-graphs, named by joining their rule names.
+
+    Its label joins the distinct labels of its nested composites in node order, so the
+    same nodes and composites get the same label whatever order they were united in
+    (and deduplicate)."""
+    sub = parts[0].sub_graph
+    for p in parts[1:]:
+        sub = sub.disjoint_union(p.sub_graph)
+    label = "+".join(dict.fromkeys(n.label for n in sub.nested))
+    if label != sub.label:
+        sub = SubGraph(graph, sub.inside, label, sub.nested)
+    return CandidateKernel(sub, parts[0].spec, "+".join(p.rule_name for p in parts))
 
 
 def node_name(graph: DataflowGraph, index: int) -> str:

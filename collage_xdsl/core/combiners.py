@@ -16,14 +16,92 @@ in this round, so every combination is tried once over the whole fixpoint.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
+from weakref import WeakKeyDictionary
 
-from collage_xdsl.core.candidates import CandidateKernel
-from collage_xdsl.dialects.collage import OpPatternKind
+from collage_xdsl.core.candidates import CandidateKernel, fusion_kind, singleton, union
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits
-from collage_xdsl.core.rules import CombineContext, fusion_kind, singleton, union
+from collage_xdsl.core.index_set import bits, first
+from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.dialects.collage import OpPatternKind
+
+_VALIDITY: WeakKeyDictionary[DataflowGraph, dict[tuple[SubGraph, SubGraphConfig], bool]] = (
+    WeakKeyDictionary()
+)
+
+
+def is_valid(graph: DataflowGraph, sub_graph: SubGraph, config: SubGraphConfig) -> bool:
+    """`sub_graph.is_valid(config)`, remembered per graph (specs share many sub-graphs)."""
+    cache = _VALIDITY.setdefault(graph, {})
+    key = (sub_graph, config)
+    valid = cache.get(key)
+    if valid is None:
+        valid = cache[key] = sub_graph.is_valid(config)
+    return valid
+
+
+class CandidateSet:
+    """Candidates being combined: insertion order, dedup by (sub-graph, spec), and the
+    boundary `first_new` between those already combined with each other and new ones."""
+
+    def __init__(self, candidates: Sequence[CandidateKernel]):
+        self.items: list[CandidateKernel] = []
+        self._seen: set[CandidateKernel] = set()
+        self.rejected: set[CandidateKernel] = set()
+        self.per_first: dict[int, int] = {}
+        """Candidates kept so far per lowest inside node (see `max_per_node`)."""
+        self.first_new = 0
+        for c in candidates:
+            self.add(c)
+        self.seeds = len(self.items)
+        """The sub-rule's candidates come first: `items[:seeds]`."""
+
+    def add(self, candidate: CandidateKernel) -> bool:
+        if candidate in self._seen:
+            return False
+        self._seen.add(candidate)
+        self.items.append(candidate)
+        low = first(candidate.inside)
+        self.per_first[low] = self.per_first.get(low, 0) + 1
+        return True
+
+    def __contains__(self, candidate: CandidateKernel) -> bool:
+        return candidate in self._seen
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+@dataclass
+class CombineContext:
+    """What a combiner sees in one round: pairs among `candidates.items[:end]` with at least
+    one member at or after `candidates.first_new` are the ones not yet tried."""
+
+    graph: DataflowGraph
+    candidates: CandidateSet
+    end: int
+    max_depth: int
+    prune: SubGraphConfig | None = None
+    max_per_node: int = 0
+
+    def offer(self, candidate: CandidateKernel) -> None:
+        """Add a union unless known, deeper than `max_depth`, past `max_per_node` for its
+        lowest node or, when pruning, invalid."""
+        cands = self.candidates
+        if candidate in cands or candidate in cands.rejected:
+            return
+        sub = candidate.sub_graph
+        if (self.max_per_node > 0
+                and cands.per_first.get(first(candidate.inside), 0) >= self.max_per_node):
+            return
+        if (self.max_depth > 0 and sub.depth > self.max_depth) or (
+            self.prune is not None and not is_valid(self.graph, sub, self.prune)
+        ):
+            cands.rejected.add(candidate)
+        else:
+            cands.add(candidate)
 
 
 class CombinerRule:

@@ -22,9 +22,9 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
+from collage_xdsl.core.index_set import single
 from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
 from collage_xdsl.errors import CollageError
-from collage_xdsl.core.index_set import single
 
 
 class GraphError(CollageError):

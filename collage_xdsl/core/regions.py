@@ -42,11 +42,11 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, IsTerminator, Pure
 
-from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, YieldOp
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, to_str
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
+from collage_xdsl.dialects.collage import CompositeOp, KernelOp, RegionOp, YieldOp
+from collage_xdsl.errors import CollageError
 
 ANY_SHAPE = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
 """What any kernel region needs: ops only, no arguments, convex (no path out and back in)."""

@@ -22,77 +22,29 @@ Rule names: a base rule names each candidate after its rule name, or the op's sh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
 from xdsl.ir import Operation
 
-from collage_xdsl.core.candidates import CandidateKernel, PartitionSpec
-from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits, first, single
+from collage_xdsl.core.candidates import (
+    HOST_OPS,
+    CandidateKernel,
+    PartitionRule,
+    nest,
+    short_name,
+    singleton,
+)
+from collage_xdsl.core.combiners import (
+    CandidateSet,
+    CombineContext,
+    CombinerRule,
+    is_valid,
+)
+from collage_xdsl.core.index_set import bits, single
 from collage_xdsl.core.patterns import Match, Pattern, find_matches
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-
-if TYPE_CHECKING:
-    from collage_xdsl.core.combiners import CombinerRule
-
-HOST_OPS = frozenset({"collage.tuple", "collage.get_item"})
-"""Ops the host runs without a kernel: building a tuple and projecting from one."""
-
-
-def nest(outer: str, inner: str) -> str:
-    return f"{outer}.{inner}" if outer and inner else outer or inner
-
-
-def short_name(graph: DataflowGraph, index: int) -> str:
-    op = graph.nodes[index].op
-    return op.name.removeprefix("collage.") if op is not None else "arg"
-
-
-def singleton(graph: DataflowGraph, index: int, spec: PartitionSpec, rule_name: str,
-              cost: float | None = None) -> CandidateKernel:
-    return CandidateKernel(
-        SubGraph(graph, single(index)), spec, rule_name or short_name(graph, index), cost
-    )
-
-
-def fusion_kind(candidate: CandidateKernel) -> OpPatternKind:
-    """The kind the by-kind combiners compare: the sub-graph's kind, except that a tuple
-    inside counts as injective (as TVM's tuple combiners treat it), so a fused
-    `concat((reshape(a), transpose(b)))` still fuses with a downstream injective op."""
-    sub = candidate.sub_graph
-    if sub.kind != OpPatternKind.TUPLE:
-        return sub.kind
-    nodes = sub.graph.nodes
-    kinds = (nodes[i].kind for i in bits(sub.inside & sub.graph.kernel_nodes))
-    return max((OpPatternKind.INJECTIVE if k == OpPatternKind.TUPLE else k for k in kinds))
-
-
-def union(graph: DataflowGraph, parts: Sequence[CandidateKernel]) -> CandidateKernel:
-    """The disjoint union of `parts`' sub-graphs, named by joining their rule names.
-
-    Its label joins the distinct labels of its nested composites in node order, so the
-    same nodes and composites get the same label whatever order they were united in
-    (and deduplicate)."""
-    sub = parts[0].sub_graph
-    for p in parts[1:]:
-        sub = sub.disjoint_union(p.sub_graph)
-    label = "+".join(dict.fromkeys(n.label for n in sub.nested))
-    if label != sub.label:
-        sub = SubGraph(graph, sub.inside, label, sub.nested)
-    return CandidateKernel(sub, parts[0].spec, "+".join(p.rule_name for p in parts))
-
-
-class PartitionRule:
-    """Finds candidate kernels for a spec over a dataflow graph."""
-
-    name: str
-
-    def all_candidates(self, graph: DataflowGraph, spec: PartitionSpec) -> list[CandidateKernel]:
-        raise NotImplementedError
+from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
 
 
 @dataclass(frozen=True)
@@ -193,68 +145,6 @@ class UnionPartitionRule(PartitionRule):
         return result
 
 
-class CandidateSet:
-    """Candidates being combined: insertion order, dedup by (sub-graph, spec), and the
-    boundary `first_new` between those already combined with each other and new ones."""
-
-    def __init__(self, candidates: Sequence[CandidateKernel]):
-        self.items: list[CandidateKernel] = []
-        self._seen: set[CandidateKernel] = set()
-        self.rejected: set[CandidateKernel] = set()
-        self.per_first: dict[int, int] = {}
-        """Candidates kept so far per lowest inside node (see `max_per_node`)."""
-        self.first_new = 0
-        for c in candidates:
-            self.add(c)
-        self.seeds = len(self.items)
-        """The sub-rule's candidates come first: `items[:seeds]`."""
-
-    def add(self, candidate: CandidateKernel) -> bool:
-        if candidate in self._seen:
-            return False
-        self._seen.add(candidate)
-        self.items.append(candidate)
-        low = first(candidate.inside)
-        self.per_first[low] = self.per_first.get(low, 0) + 1
-        return True
-
-    def __contains__(self, candidate: CandidateKernel) -> bool:
-        return candidate in self._seen
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-
-@dataclass
-class CombineContext:
-    """What a combiner sees in one round: pairs among `candidates.items[:end]` with at least
-    one member at or after `candidates.first_new` are the ones not yet tried."""
-
-    graph: DataflowGraph
-    candidates: CandidateSet
-    end: int
-    max_depth: int
-    prune: SubGraphConfig | None = None
-    max_per_node: int = 0
-
-    def offer(self, candidate: CandidateKernel) -> None:
-        """Add a union unless known, deeper than `max_depth`, past `max_per_node` for its
-        lowest node or, when pruning, invalid."""
-        cands = self.candidates
-        if candidate in cands or candidate in cands.rejected:
-            return
-        sub = candidate.sub_graph
-        if (self.max_per_node > 0
-                and cands.per_first.get(first(candidate.inside), 0) >= self.max_per_node):
-            return
-        if (self.max_depth > 0 and sub.depth > self.max_depth) or (
-            self.prune is not None and not is_valid(self.graph, sub, self.prune)
-        ):
-            cands.rejected.add(candidate)
-        else:
-            cands.add(candidate)
-
-
 @dataclass(frozen=True)
 class CombinePartitionRule(PartitionRule):
     """The sub-rule's candidates and every union the combiners can build from them, to a
@@ -293,21 +183,6 @@ class CombinePartitionRule(PartitionRule):
                 combiner.append_all(ctx)
             cands.first_new = ctx.end
         return [replace(c, rule_name=nest(self.name, c.rule_name)) for c in cands.items]
-
-
-_VALIDITY: WeakKeyDictionary[DataflowGraph, dict[tuple[SubGraph, SubGraphConfig], bool]] = (
-    WeakKeyDictionary()
-)
-
-
-def is_valid(graph: DataflowGraph, sub_graph: SubGraph, config: SubGraphConfig) -> bool:
-    """`sub_graph.is_valid(config)`, remembered per graph (specs share many sub-graphs)."""
-    cache = _VALIDITY.setdefault(graph, {})
-    key = (sub_graph, config)
-    valid = cache.get(key)
-    if valid is None:
-        valid = cache[key] = sub_graph.is_valid(config)
-    return valid
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+from collage_xdsl.core.boundaries import Boundaries, TransitionCosts
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import CostEstimator, in_plan, kernel_request
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, first
-from collage_xdsl.core.boundaries import Boundaries, TransitionCosts
-
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.estimator import CostEstimator, in_plan, kernel_request
 
 MAX_REASONS = 5
 """Invalid-candidate reasons quoted in a no-cover error."""

@@ -31,10 +31,10 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.traits import SymbolTable
 
-from collage_xdsl.dialects.collage import CompositeOp, OpPatternKind, YieldOp
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph, values_read
 from collage_xdsl.core.index_set import bits, count, first, single, to_str
+from collage_xdsl.dialects.collage import CompositeOp, OpPatternKind, YieldOp
+from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.structure import function_hash
 from collage_xdsl.ir.tensors import tensor_bytes
 

@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from collage_xdsl.core.boundaries import TransitionCosts
 from collage_xdsl.core.cost import Cost
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.estimator import CostEstimator, KernelRequest, Measurement
-from collage_xdsl.core.boundaries import TransitionCosts
 
 SCHEMA_VERSION = 2
 """2 added ``sequence`` (`Measurement.sequence`); a version 1 file is upgraded in place."""

@@ -29,10 +29,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.index_set import count
-from collage_xdsl.ir.inputs import random_arguments
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.inputs import random_arguments
 
 MIN_SEQUENCE_SAMPLES = 3
 """Calls right after another kernel (and right after its own) a sequence cost needs."""

@@ -72,7 +72,7 @@ from collage_xdsl.backends.kernel import CompiledKernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.evict import Evictor
+from collage_xdsl.ir.tensors import weight_store
 from collage_xdsl.measure.estimator import (
     CostEstimator,
     KernelRequest,
@@ -81,7 +81,7 @@ from collage_xdsl.measure.estimator import (
     invalid_measurement,
     measurement_batches,
 )
-from collage_xdsl.ir.tensors import weight_store
+from collage_xdsl.measure.evict import Evictor
 from collage_xdsl.measure.workers import WorkerProcess, incoming
 
 WorkerCompileHook = Callable[[ModuleOp, str, ThreadPolicy], CompiledKernel]

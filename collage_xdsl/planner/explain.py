@@ -34,13 +34,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from collage_xdsl.core.boundaries import (
+    NONE,
+    PlanEstimate,
+    TransitionCosts,
+    plan_estimate,
+)
 from collage_xdsl.core.candidates import CandidateKernel, node_name
 from collage_xdsl.core.cost import Cost
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits
 from collage_xdsl.core.regions import Kernel, kernel_label
-from collage_xdsl.core.boundaries import NONE, PlanEstimate, TransitionCosts, plan_estimate
+from collage_xdsl.errors import CollageError
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
-from xdsl.dialects.func import CallOp, FuncOp
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.backends.kernel import BACKENDS
-from collage_xdsl.errors import CollageError
 from collage_xdsl.core.boundaries import NONE, TransitionCosts
+from collage_xdsl.core.outline import kernel_functions
+from collage_xdsl.errors import CollageError
 
 DEFAULT_BACKENDS = ("tvm", "onnxruntime", "openvino")
 
@@ -102,38 +103,6 @@ class Partitioned:
         """The boundary costs the partition used (one set for every function)."""
         functions = self.report["functions"]
         return TransitionCosts.from_json(functions[0]["transitions"]) if functions else NONE
-
-
-def _alternative_plans(funcs) -> set[str]:
-    """The names of the functions some function lists in `collage.alternatives`."""
-    return {ref.string_value() for f in funcs
-            for ref in f.attributes.get("collage.alternatives", ArrayAttr([])).data}
-
-
-def kernel_functions(module: ModuleOp) -> list[FuncOp]:
-    """The outlined kernel functions of `module`, those only the alternative plans
-    (`collage.alternatives`) call aside."""
-    funcs = [op for op in module.ops if isinstance(op, FuncOp)]
-    alternative = _alternative_plans(funcs)
-
-    def callees(fs: list[FuncOp]) -> set[str]:
-        return {op.callee.string_value() for f in fs for op in f.walk()
-                if isinstance(op, CallOp)}
-
-    only = callees([f for f in funcs if f.sym_name.data in alternative]) - callees(
-        [f for f in funcs if f.sym_name.data not in alternative])
-    return [f for f in funcs if "collage.kernel" in f.attributes and f.sym_name.data not in only]
-
-
-def kernel_calls(module: ModuleOp) -> list[FuncOp]:
-    """The kernel function of each kernel call the plans of `module` make (the functions
-    that are neither kernels nor alternative plans; a shared kernel once per call)."""
-    funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    alternative = _alternative_plans(funcs.values())
-    return [callee for f in funcs.values()
-            if "collage.kernel" not in f.attributes and f.sym_name.data not in alternative
-            for op in f.walk() if isinstance(op, CallOp)
-            and "collage.kernel" in (callee := funcs[op.callee.string_value()]).attributes]
 
 
 def partition_module(module: ModuleOp, options: PartitionOptions) -> Partitioned:

@@ -34,11 +34,11 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from collage_xdsl.core.candidates import CandidateKernel
-from collage_xdsl.measure.cost_db import CostDatabase
-from collage_xdsl.measure.estimator import KernelRequest, in_plan, kernel_request
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, single
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.measure.cost_db import CostDatabase
+from collage_xdsl.measure.estimator import KernelRequest, in_plan, kernel_request
 
 CostOf = Callable[[SubGraph, str], "float | None"]
 """Seconds of a sub-graph as a kernel of a plan on a backend, None when not known."""

@@ -115,11 +115,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from collage_xdsl.core.index_set import bits, count
+from collage_xdsl.core.regions import Kernel
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.estimator import FUSION_DISCOUNT
-from collage_xdsl.core.index_set import bits, count
 from collage_xdsl.refine.moves import CutPoints, MoveSpace, Plan, make_plan
-from collage_xdsl.core.regions import Kernel
 
 CONFIRM_SHARE = 0.1
 """The share of the budget the search leaves for the final confirmation at least."""

@@ -58,15 +58,15 @@ from xdsl.dialects.func import FuncOp
 from collage_xdsl.backends.kernel import CompiledKernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.walk import flatten
-from collage_xdsl.runtime.agreement import RTOL
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
-from collage_xdsl.refine.moves import Plan
-from collage_xdsl.refine.driver import Comparison, Scorer
-from collage_xdsl.measure.timing import calls_per_sample, take_sample
-from collage_xdsl.measure.stats import median_ci
 from collage_xdsl.ir.tensors import weight_store
+from collage_xdsl.measure.stats import median_ci
+from collage_xdsl.measure.timing import calls_per_sample, take_sample
 from collage_xdsl.measure.workers import WorkerProcess, WorkerStartError, incoming
+from collage_xdsl.refine.driver import Comparison, Scorer
+from collage_xdsl.refine.moves import Plan
+from collage_xdsl.runtime.agreement import RTOL
 
 RuntimeCompileHook = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
 """``compile(backend, kernel_func, policy)``, `collage_xdsl.backends.kernel.compile_kernel`'s

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collage_xdsl.core.boundaries import NONE, PlanEstimate, TransitionCosts
+from collage_xdsl.core.outline import outlined_estimate
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.evict import Evictor, needs_eviction
-from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.measure.stats import MedianCI, median, median_ci
-from collage_xdsl.core.boundaries import NONE, PlanEstimate, TransitionCosts, outlined_estimate
+from collage_xdsl.runtime.executable import Executable
 
 
 @dataclass(frozen=True)

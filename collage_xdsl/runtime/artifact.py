@@ -105,7 +105,7 @@ def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], est
     """Write `module` (partitioned and outlined) and its weights and manifest to `out`:
     written in full into a staging directory first and then renamed into place, so that a
     failed or interrupted write leaves an earlier artifact at `out` as it was."""
-    from collage_xdsl.planner.pipeline import kernel_functions
+    from collage_xdsl.core.outline import kernel_functions
 
     out = Path(out)
     if out.exists() and not out.is_dir():

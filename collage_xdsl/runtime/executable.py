@@ -37,21 +37,27 @@ from dataclasses import dataclass, field
 from typing import Literal, overload
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, SymbolRefAttr, TensorType, TupleType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    ModuleOp,
+    SymbolRefAttr,
+    TensorType,
+    TupleType,
+)
 from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from collage_xdsl.runtime.selector import PlanSelector
 from collage_xdsl.backends.kernel import CompiledKernel, KernelRunError, compile_kernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.walk import flatten, unflatten
+from collage_xdsl.core.outline import direct_kernel_call
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import evaluate_op, run_function
 from collage_xdsl.ir.structure import function_hash
-from collage_xdsl.core.boundaries import direct_kernel_call
 from collage_xdsl.ir.tensors import np_dtype, shape_of
+from collage_xdsl.runtime.selector import PlanSelector
 
 
 class ExecutionError(CollageError):
@@ -199,7 +205,7 @@ class Executable:
         if not isinstance(main, FuncOp) or main.is_declaration:
             raise ExecutionError(f"the module has no function @{entry} with a body")
         if _has_kernels(main):
-            from collage_xdsl.passes.outline import outline_kernels
+            from collage_xdsl.core.outline import outline_kernels
 
             module = module.clone()
             outline_kernels(module)

@@ -32,11 +32,16 @@ from pathlib import Path
 
 import numpy as np
 
-from collage_xdsl.runtime.additivity import AdditivityCheck
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.planner.pipeline import DEFAULT_BACKENDS, Partitioned, assign_module, partition_module
 from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.planner.pipeline import (
+    DEFAULT_BACKENDS,
+    Partitioned,
+    assign_module,
+    partition_module,
+)
+from collage_xdsl.runtime.additivity import AdditivityCheck
 from collage_xdsl.tools.compile import (
     add_partition_options,
     kernel_summary,
@@ -169,8 +174,12 @@ def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time Collage and each backend alone on one model, side by side."""
-    from collage_xdsl.tools.collage import (check_input_options, load_inputs, load_model,
-                                            random_inputs)
+    from collage_xdsl.tools.collage import (
+        check_input_options,
+        load_inputs,
+        load_model,
+        random_inputs,
+    )
 
     if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "

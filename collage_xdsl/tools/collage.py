@@ -40,8 +40,12 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, not_utf8
 from collage_xdsl.ir.inputs import check_static, random_arguments
-from collage_xdsl.tools.collage_opt import diagnostic_message, parse_input_shapes, read_onnx
 from collage_xdsl.tools.bench import add_bench
+from collage_xdsl.tools.collage_opt import (
+    diagnostic_message,
+    parse_input_shapes,
+    read_onnx,
+)
 from collage_xdsl.tools.compile import add_compile, add_run_options
 from collage_xdsl.tools.explain import add_explain
 

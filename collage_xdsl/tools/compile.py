@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from collage_xdsl.core.outline import kernel_calls
 from collage_xdsl.errors import CollageError
 from collage_xdsl.planner.pipeline import (
     DEFAULT_BACKENDS,
@@ -32,7 +33,6 @@ from collage_xdsl.planner.pipeline import (
     DEFAULT_REFINE_BUDGET,
     Partitioned,
     PartitionOptions,
-    kernel_calls,
     parse_backends,
     partition_module,
 )

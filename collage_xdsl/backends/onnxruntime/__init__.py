@@ -3,7 +3,13 @@ provider. It supports every dialect op on f32 tensors, fuses arbitrarily, and na
 patterns its graph optimizer fuses into one kernel (Conv+Add+Relu, MatMul+Add, BiasGelu).
 """
 
-from collage_xdsl.backends.base import Backend, FusionStyle, NamedPattern, f32_only, kernel_op_names
+from collage_xdsl.backends.base import (
+    Backend,
+    FusionStyle,
+    NamedPattern,
+    f32_only,
+    kernel_op_names,
+)
 from collage_xdsl.core.patterns import Pattern, is_constant, is_op, wildcard
 
 

@@ -11,10 +11,15 @@ other operands and the first op's operands are wildcards); it is labelled
 
 from collections.abc import Sequence
 
-from collage_xdsl.backends.base import Backend, FusionStyle, NamedPattern, kernel_op_names
+from collage_xdsl.backends.base import (
+    Backend,
+    FusionStyle,
+    NamedPattern,
+    kernel_op_names,
+)
+from collage_xdsl.core.patterns import Pattern, is_op, wildcard
 from collage_xdsl.dialects.collage import Collage
 from collage_xdsl.errors import CollageError
-from collage_xdsl.core.patterns import Pattern, is_op, wildcard
 
 
 class TestBackendError(CollageError):

@@ -31,8 +31,8 @@ from xdsl.ir import Operation
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
-from collage_xdsl.backends.tvm.tuning import TuningOptions, tuned_pipeline
 from collage_xdsl.backends.tvm.schedule import cpu_pipeline_with_schedule
+from collage_xdsl.backends.tvm.tuning import TuningOptions, tuned_pipeline
 from collage_xdsl.backends.walk import flat_types, lower_function
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints

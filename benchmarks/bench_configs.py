@@ -33,11 +33,12 @@ from onnx import helper
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.runtime.agreement import ill_conditioned
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools import bench as collage_bench
-from collage_xdsl.tools.collage import LoadedModel
+from collage_xdsl.tools.model import LoadedModel
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -51,11 +52,12 @@ REFERENCE = "onnxruntime"
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy) -> Run:
+def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy,
+                options: BackendOptions | None = None) -> Run:
     """`backend` alone on the whole model, in its best configuration (as `collage bench`
     runs it: ONNX Runtime and OpenVINO on the ONNX file)."""
     assert model.onnx_path is not None
-    return collage_bench.whole_model(backend, model, policy)
+    return collage_bench.whole_model(backend, model, policy, options)
 
 
 def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
@@ -69,8 +71,9 @@ def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
     return module
 
 
-def executable(module: ModuleOp, policy: ThreadPolicy) -> Run:
-    return Executable(module, threads=policy).run
+def executable(module: ModuleOp, policy: ThreadPolicy,
+               options: BackendOptions | None = None) -> Run:
+    return Executable(module, threads=policy, backend_options=options).run
 
 
 def _mismatch(got: np.ndarray, want: np.ndarray) -> str | None:

@@ -48,13 +48,17 @@ raises is dropped from the remaining rounds and reported in `failures`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
+from collage_xdsl.measure.timing import (
+    balanced_order,
+    calls_per_sample,
+    take_sample,
+    timed,
+)
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -109,13 +113,11 @@ def time_interleaved(runs: dict[str, Run], inputs: Sequence[np.ndarray],
         names.remove(name)
 
     def call(name: str) -> float | None:
-        started = time.perf_counter()
         try:
-            runs[name](inputs)
+            return timed(lambda: runs[name](inputs))
         except Exception as e:  # a backend crashing on one model must not end the run
             fail(name, e)
             return None
-        return time.perf_counter() - started
 
     for w in range(warmup):
         for name in [n for n in names if n not in timing.slow]:

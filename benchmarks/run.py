@@ -119,7 +119,7 @@ def _cold_seconds(cold_json: Path) -> float | None:
 
 
 def _partition_record(partitioned) -> dict:
-    from collage_xdsl.tools.compile import kernel_summary
+    from collage_xdsl.tools.options import kernel_summary
 
     functions = partitioned.report["functions"]
     return {
@@ -179,14 +179,19 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
     )
     from bench_timing import failure_reason, time_interleaved
 
-    from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
-    from collage_xdsl.tools.collage import load_model, random_inputs
+    from collage_xdsl.planner.options import PartitionOptions
+    from collage_xdsl.planner.pipeline import partition_module
+    from collage_xdsl.tools.model import load_model, random_inputs
 
     path = model_file(name, args.work)
     model = load_model(path)
     inputs = random_inputs(model, args.seed)
     db, cold_json = cost_db_files(name, args.work)
-    options = PartitionOptions(cost_db=str(db), max_depth=args.max_depth)
+    tuning = f"tvm: tune={args.tvm_tune}" if args.tvm_tune else ""
+    options = PartitionOptions(estimator="measured", cost_db=str(db),
+                               tvm_max_depth=args.max_depth, byoc_max_depth=args.max_depth,
+                               refine_alternatives=2, backend_options=tuning)
+    backend_options = options.backend_map()
     partition = entry["partition"]
     plans = {}
 
@@ -199,7 +204,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         partition["cold_seconds"] = _cold_seconds(cold_json)
         plans["collage-search"] = partition_module(model.module, options)
         partition["warm"] = _partition_record(plans["collage-search"])
-        return executable(plans["collage-search"].module, policy)
+        return executable(plans["collage-search"].module, policy, backend_options)
 
     def collage():
         plans["collage"] = partition_module(model.module,
@@ -218,15 +223,15 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
 
     def refined(config: str):
         """A refined plan through the runtime, its alternatives chosen at run time."""
-        exe = Executable(plans[config].module, threads=policy)
+        exe = Executable(plans[config].module, threads=policy, backend_options=backend_options)
         if exe.selector is not None:
             selectors[config] = exe.selector
         return exe.run
 
     builders = {
-        **{b: (lambda b=b: whole_model(b, model, policy)) for b in SINGLES},
+        **{b: (lambda b=b: whole_model(b, model, policy, backend_options)) for b in SINGLES},
         **{b: (lambda b=b: executable(partition_for(model.module, b.removeprefix("pf-")),
-                                      policy)) for b in BASELINES},
+                                      policy, backend_options)) for b in BASELINES},
         "collage-search": collage_search,
         "collage": collage,
         **{c: (lambda c=c: pair(c)) for c in PAIRS},
@@ -457,13 +462,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
     """Every model of `args.models`; the results JSON (also written to `args.out`)."""
     from bench_report import summarize, write_report
 
-    from collage_xdsl.backends.tvm.tuning import TuningOptions
     from collage_xdsl.measure.cost_db import host_description
 
     policy = ThreadPolicy() if args.threads is None else ThreadPolicy(args.threads)
     os.environ["COLLAGE_THREADS"] = str(policy.threads)  # measurement and refinement workers
-    if args.tvm_tune is not None:
-        TuningOptions(args.tvm_tune).export()
     results = {
         "command": ["python", "benchmarks/run.py", *argv],
         "commit": _commit(),
@@ -479,7 +481,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         "refine_budget": args.refine_budget,
         "max_depth": args.max_depth,
         "seed": args.seed,
-        "tvm_tune": TuningOptions.from_env().mode,
+        "tvm_tune": args.tvm_tune or "none",
         "versions": _versions(),
         "confidence_interval": "95% order-statistic (binomial) interval of the median "
                                "of per-round ratios",

@@ -36,7 +36,7 @@ from collage_xdsl.core.outline import kernel_functions
 from collage_xdsl.errors import CollageError
 from collage_xdsl.planner.pipeline import assign_module
 from collage_xdsl.tools.bench import Run, check_agreement, measure, openvino_run
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 SAMPLE_S = 0.05
 

@@ -40,7 +40,7 @@ from collage_xdsl.tools.bench import (
     onnxruntime_session,
     openvino_model,
 )
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 SAMPLE_S = 0.05
 IR_VERSION = 7

@@ -33,7 +33,7 @@ from collage_xdsl.measure.timing import (
     take_sample,
 )
 from collage_xdsl.tools.bench import whole_model
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 EQUAL = (("A", "B"), ("A", "A2"), ("B", "A2"))
 

@@ -26,7 +26,7 @@ from collage_xdsl.backends.threads import SPINNING, ThreadPolicy
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
 from collage_xdsl.tools.bench import onnxruntime_session, openvino_model
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 SAMPLE_S = 0.05
 PAUSE_S = 0.02

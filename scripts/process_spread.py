@@ -27,7 +27,7 @@ def one_process(model_path: Path, rounds: int) -> str:
     """Time both backends in this process; one line of results."""
     from collage_xdsl.backends.threads import ThreadPolicy
     from collage_xdsl.tools.bench import measure, onnxruntime_session, openvino_model
-    from collage_xdsl.tools.collage import load_model, random_inputs
+    from collage_xdsl.tools.model import load_model, random_inputs
 
     model = load_model(str(model_path))
     inputs = random_inputs(model, 0)

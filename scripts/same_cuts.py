@@ -24,11 +24,12 @@ from xdsl.dialects.builtin import StringAttr
 from collage_xdsl.core.outline import kernel_functions
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.stats import median_ci
-from collage_xdsl.planner.pipeline import assign_module, parse_backends
+from collage_xdsl.planner.options import parse_backends
+from collage_xdsl.planner.pipeline import assign_module
 from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.bench import check_agreement, measure
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 SAMPLE_S = 0.05
 

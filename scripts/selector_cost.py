@@ -29,7 +29,7 @@ from collage_xdsl.runtime.artifact import load_artifact
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.runtime.selector import PlanSelector
 from collage_xdsl.tools.bench import measure
-from collage_xdsl.tools.collage import load_model
+from collage_xdsl.tools.model import load_model
 
 SAMPLE_S = 0.05
 WARMUP = 20

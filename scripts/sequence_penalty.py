@@ -53,9 +53,10 @@ def main() -> None:
     from collage_xdsl.backends.threads import ThreadPolicy
     from collage_xdsl.measure.evict import Evictor
     from collage_xdsl.measure.stats import median
-    from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
+    from collage_xdsl.planner.options import PartitionOptions
+    from collage_xdsl.planner.pipeline import partition_module
     from collage_xdsl.runtime.executable import Executable
-    from collage_xdsl.tools.collage import load_model, random_inputs
+    from collage_xdsl.tools.model import load_model, random_inputs
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model")
@@ -68,7 +69,7 @@ def main() -> None:
     args = p.parse_args()
     model = load_model(args.model)
     if args.max_depth is None:
-        plan = partition_module(model.module, PartitionOptions(cost_db=args.cost_db))
+        plan = partition_module(model.module, PartitionOptions(estimator="measured", cost_db=args.cost_db))
         module, (function,) = plan.module, plan.report["functions"]
     else:
         module, function = pieces(model.module, args.cost_db, args.max_depth)

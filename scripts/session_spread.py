@@ -27,7 +27,7 @@ from collage_xdsl.measure.timing import balanced_order
 from collage_xdsl.planner.pipeline import assign_module
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.bench import onnxruntime_session, openvino_model
-from collage_xdsl.tools.collage import load_model, random_inputs
+from collage_xdsl.tools.model import load_model, random_inputs
 
 
 def main() -> None:

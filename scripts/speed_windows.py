@@ -33,7 +33,7 @@ def calls(model_path: str, backend: str, seconds: float) -> tuple[np.ndarray, np
     from collage_xdsl.core.graph import DataflowGraph
     from collage_xdsl.core.subgraph import SubGraph
     from collage_xdsl.measure.estimator import kernel_request, random_inputs
-    from collage_xdsl.tools.collage import load_model
+    from collage_xdsl.tools.model import load_model
 
     graph = DataflowGraph(load_model(model_path).main)
     module = kernel_request(SubGraph(graph, graph.kernel_nodes), backend).build()

@@ -13,7 +13,7 @@ from xdsl.ir import Block, Region
 
 from collage_xdsl.core.boundaries import FixedCrossing
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.regions import Kernel, partition
+from collage_xdsl.core.regions import Kernel, form_regions
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import tensor_type
@@ -38,7 +38,7 @@ def relu_sigmoid_relu(backends=BACKENDS, one_kernel: bool = False) -> Executable
     if backends:
         graph = DataflowGraph(func)
         nodes = [1 << graph.node_of(op) for op in (relu, sigmoid, last)]
-        partition(graph, [Kernel(SubGraph(graph, sum(nodes)), backends[0])] if one_kernel
+        form_regions(graph, [Kernel(SubGraph(graph, sum(nodes)), backends[0])] if one_kernel
                   else [Kernel(SubGraph(graph, n), b) for n, b in zip(nodes, backends)])
     return Executable(module)
 

@@ -42,7 +42,7 @@ PASSES: dict[str, tuple[ModulePass, set[str]]] = {
     "assign-ort-per-op": (CollageAssignPass(backend="onnxruntime", fusion="none"),
                           {"onnxruntime"}),
     "fuse-ops": (CollageFuseOpsPass(), {"tvm"}),
-    "partition-for": (CollagePartitionForPass(backend="test", test_ops=("conv2d", "relu")),
+    "partition-for": (CollagePartitionForPass(backend="test", backend_options="test: ops=conv2d,relu"),
                       {"test", "tvm"}),
     "partition": (CollagePartitionPass(backends=("tvm", "onnxruntime", "openvino"),
                                        mock_costs="tvm:1,onnxruntime:1.5,openvino:2"),
@@ -131,7 +131,7 @@ def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
 
 def test_partition_for_offloads_regions_and_fuses_the_rest_for_tvm():
     module = import_onnx(make_model("mnist_cnn"))
-    CollagePartitionForPass(backend="test", test_ops=("conv2d", "add", "relu")).apply(
+    CollagePartitionForPass(backend="test", backend_options="test: ops=conv2d,add,relu").apply(
         Context(), module)
     by_backend = {}
     for k in kernels(module):

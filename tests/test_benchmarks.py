@@ -39,7 +39,7 @@ from collage_xdsl.backends.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
 from collage_xdsl.measure.timing import balanced_order  # noqa: E402
 from collage_xdsl.runtime.selector import PlanSelector  # noqa: E402
-from collage_xdsl.tools.collage import load_model  # noqa: E402
+from collage_xdsl.tools.model import load_model  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Statistics
@@ -262,7 +262,7 @@ def test_work_dir_that_cannot_be_created(capsys, tmp_path):
 
 
 def test_a_failing_reference_fails_the_model_only(monkeypatch, tmp_path):
-    def broken(backend, model, policy):
+    def broken(backend, model, policy, options=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(bench_configs, "whole_model", broken)
@@ -460,10 +460,10 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     # warm: the cold time is read back, not measured; a crashing backend fails its config
     real = bench_configs.whole_model
 
-    def openvino_crashes(backend, model, policy):
+    def openvino_crashes(backend, model, policy, options=None):
         if backend == "openvino":
             raise RuntimeError("openvino crashed")
-        return real(backend, model, policy)
+        return real(backend, model, policy, options)
 
     monkeypatch.setattr(bench_configs, "whole_model", openvino_crashes)
     assert bench_run.main([*common, "--rounds", "2", "--timing-s", "3", "--refine-budget", "0",

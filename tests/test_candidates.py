@@ -52,12 +52,21 @@ def test_python_api_registration(monkeypatch):
         get_backend("other")
 
 
-def test_entry_point_registration(monkeypatch):
+@pytest.fixture
+def fresh_registry():
+    """The registry reads the entry points afresh, and again after the test."""
+    registry._entry_points.cache_clear()
+    yield
+    registry._entry_points.cache_clear()
+
+
+def test_entry_point_registration(monkeypatch, fresh_registry):
     eps = [EntryPoint("fake", "test_candidates:FAKE", ENTRY_POINT_GROUP),
            EntryPoint("broken", "no_such_module_here:X", ENTRY_POINT_GROUP)]
+    installed = registry.entry_points
     monkeypatch.setattr(registry, "entry_points",
-                        lambda group: [e for e in eps if e.group == group])
-    assert {"fake", "broken"} <= set(available_backends())
+                        lambda group: [*installed(group=group), *eps])
+    assert {"fake", "broken", "tvm", "onnxruntime"} <= set(available_backends())
     assert get_backend("fake") is FAKE
     with pytest.raises(CollageError, match="'broken' failed to load from no_such_module_here"):
         get_backend("broken")
@@ -158,7 +167,7 @@ def test_pass_prints_generate_candidates(capsys):
     g = parse_graph(CONV, CONV_ARGS)
     module = g.func.parent_op()
     before = str(module)
-    CollageCandidatesPass(backends=("tvm", "test"), test_ops=("relu",)).apply(Context(), module)
+    CollageCandidatesPass(backends=("tvm", "test"), backend_options="test: ops=relu").apply(Context(), module)
     assert str(module) == before
     lines = capsys.readouterr().out.splitlines()
     specs = gather_specs(["tvm", "test"], options={"test": {"ops": ["relu"]}})

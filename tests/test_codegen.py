@@ -16,10 +16,10 @@ from xdsl.dialects.test import Test
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
+from collage_xdsl.backends import compile_kernel
 from collage_xdsl.backends.kernel import (
     KernelCompileError,
     KernelRunError,
-    compile_kernel,
     kernel_function,
 )
 from collage_xdsl.backends.onnx_export import export_onnx

@@ -19,7 +19,6 @@ from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 from collage_xdsl.measure.estimator import (
     KernelRequest,
-    MeasuredCostEstimator,
     Measurement,
     MockCostEstimator,
     in_plan,
@@ -38,6 +37,7 @@ from collage_xdsl.measure.evict import (
     l2_bytes,
     needs_eviction,
 )
+from collage_xdsl.measure.measured import MeasuredCostEstimator
 
 # ---------------------------------------------------------------- Cost
 

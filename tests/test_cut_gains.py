@@ -8,7 +8,7 @@ import random
 from statistics import median
 
 import pytest
-from collage_xdsl.passes.partition import CollagePartitionPass, cost_db_versions, evicts
+from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.refine import CollageRefinePass
 from ir_helpers import main_of, parse
 from test_refine import CONFIGS, MLP_CHAIN, kernels, named
@@ -24,9 +24,11 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.cost_db import CostDatabase
 from collage_xdsl.measure.estimator import Measurement, kernel_request
 from collage_xdsl.measure.pool import MeasureSettings
+from collage_xdsl.planner.costing import cost_db_versions, evicts
 from collage_xdsl.refine.cuts import cut_gains
-from collage_xdsl.refine.driver import RefineOptions, format_trials, refine
+from collage_xdsl.refine.driver import refine
 from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
+from collage_xdsl.refine.report import RefineOptions, format_trials
 
 
 def penalised(graph: DataflowGraph, pair: int, penalty: float):

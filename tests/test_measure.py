@@ -14,7 +14,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
-from collage_xdsl.passes import partition as partition_pass
 from collage_xdsl.passes.partition import CollagePartitionPass
 from ir_helpers import parse
 from xdsl.context import Context
@@ -22,8 +21,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.backends import get_backend
-from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
+from collage_xdsl.backends import compile_kernel, get_backend
+from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir import tensors
 from collage_xdsl.ir.interpreter import run_module
@@ -32,11 +31,13 @@ from collage_xdsl.measure import pool as measure
 from collage_xdsl.measure.estimator import (
     KernelRequest,
     MockCostEstimator,
-    alone_measurement,
-    measurement,
     random_inputs,
 )
+from collage_xdsl.measure.measured import alone_measurement, measurement
 from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
+from collage_xdsl.planner import plan as planner
+from collage_xdsl.planner.costing import make_estimator
+from collage_xdsl.planner.options import PartitionOptions
 
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05, alone_span_s=0.05)
 ONE = replace(FAST, batch_kernels=1)
@@ -295,11 +296,11 @@ def test_kernels_are_timed_after_eviction_only_when_the_run_does_not_fit_in_l2(m
 
     asked = []
 
-    def make_estimator(*args):
-        asked.append(args[-1])
+    def make_estimator(specs, options, evict):
+        asked.append(evict)
         return MockCostEstimator({}), None
 
-    monkeypatch.setattr(partition_pass, "make_estimator", make_estimator)
+    monkeypatch.setattr(planner, "make_estimator", make_estimator)
     for l2, evicts in ((1 << 20, False), (16, True)):  # 5 tensors of 128 bytes
         monkeypatch.setattr(evict_module, "l2_bytes", lambda l2=l2: l2)
         CollagePartitionPass(backends=("tvm",)).apply(Context(), parse(RELU_ADD_RELU))
@@ -311,9 +312,9 @@ def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
     an add are Invalid, the search leaves the add to tvm, and the partitioned model
     computes what the original does."""
     est = WorkerCostEstimator(compile=no_add_on_test, settings=FAST, progress=False)
-    monkeypatch.setattr(partition_pass, "make_estimator", lambda *args: (est, None))
+    monkeypatch.setattr(planner, "make_estimator", lambda *args: (est, None))
     module, reference = parse(RELU_ADD_RELU), parse(RELU_ADD_RELU)
-    CollagePartitionPass(backends=("tvm", "test"), test_ops=("relu", "add"),
+    CollagePartitionPass(backends=("tvm", "test"), backend_options="test: ops=relu,add",
                          estimator="measured").apply(Context(), module)
     invalid = [m for m in est._memo.values() if m.cost.is_invalid]
     assert len(invalid) == 4  # add, relu+add, add+relu, relu+add+relu on test
@@ -365,8 +366,8 @@ def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
     specs = CollagePartitionPass(backends=("tvm",)).specs()
     span = MeasureSettings().min_span_s
     for evict in (True, False):
-        estimator, db = partition_pass.make_estimator(specs, "measured", "",
-                                                      str(tmp_path / "c.db"), evict=evict)
+        options = PartitionOptions(estimator="measured", cost_db=str(tmp_path / "c.db"))
+        estimator, db = make_estimator(specs, options, evict=evict)
         version = f"{get_backend('tvm').version}; {measurement(evict, span)}"
         assert estimator.version_of(request("relu", "tvm")) == version
         alone = replace(request("relu", "tvm"), alone=True)

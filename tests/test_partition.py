@@ -11,16 +11,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import CallOp
 
+from collage_xdsl.core.coalesce import coalesce, coalesce_costed
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import of
 from collage_xdsl.core.outline import outline_kernels
-from collage_xdsl.core.regions import (
-    Kernel,
-    PartitionError,
-    coalesce,
-    coalesce_costed,
-    partition,
-)
+from collage_xdsl.core.regions import Kernel, PartitionError, form_regions
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.ir.interpreter import run_function, run_module
 from collage_xdsl.measure.estimator import random_inputs
@@ -79,7 +74,7 @@ def kernels_of(module: ModuleOp) -> list[KernelOp]:
 
 def test_partition_keeps_semantics_and_clones_constants():
     def rewrite(g: DataflowGraph):
-        partition(g, [
+        form_regions(g, [
             Kernel(SubGraph(g, nodes(g, "a", "r")), "tvm", 1e-6),
             Kernel(SubGraph(g, nodes(g, "s", "e", "m")), "onnxruntime", 2e-6),
             Kernel(SubGraph(g, nodes(g, "k")), "tvm"),
@@ -113,7 +108,7 @@ def test_kernels_are_ordered_by_dataflow_and_must_be_convex():
     # {a, m} with s between them leaves and re-enters: rejected
     g = DataflowGraph(main_of(parse(RELU_SIGMOID_MUL)))
     with pytest.raises(PartitionError, match="re-enters"):
-        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm")])
+        form_regions(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm")])
 
     src2 = f"""
     func.func @main(%x: {T}, %y: {T}) -> ({T}, {T}) {{
@@ -125,7 +120,7 @@ def test_kernels_are_ordered_by_dataflow_and_must_be_convex():
 
     # {a, m} is convex but s (in block order before m) reads a: the block is re-sorted
     def rewrite2(g: DataflowGraph):
-        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm"),
+        form_regions(g, [Kernel(SubGraph(g, nodes(g, "a", "m")), "tvm"),
                       Kernel(SubGraph(g, nodes(g, "s")), "onnxruntime")])
 
     after = check_semantics(src2, rewrite2)
@@ -135,7 +130,7 @@ def test_kernels_are_ordered_by_dataflow_and_must_be_convex():
 def test_composites_become_nested_regions():
     def rewrite(g: DataflowGraph):
         sub = SubGraph(g, nodes(g, "a", "r")).with_label("add_relu")
-        partition(g, [Kernel(sub, "onnxruntime")])
+        form_regions(g, [Kernel(sub, "onnxruntime")])
 
     after = check_semantics(DIAMOND, rewrite)
     (kernel,) = kernels_of(after)
@@ -150,7 +145,7 @@ def test_kernel_label_names_ops_when_a_composite_covers_only_part():
     def rewrite(g: DataflowGraph):
         sub = SubGraph(g, nodes(g, "a", "r")).with_label("add_relu")
         sub = sub.disjoint_union(SubGraph(g, nodes(g, "s")))
-        partition(g, [Kernel(sub, "onnxruntime")])
+        form_regions(g, [Kernel(sub, "onnxruntime")])
 
     after = check_semantics(DIAMOND, rewrite)
     (kernel,) = kernels_of(after)
@@ -162,7 +157,7 @@ def test_kernel_label_names_ops_when_a_composite_covers_only_part():
 def test_overlapping_kernels_are_an_error():
     g = DataflowGraph(main_of(parse(DIAMOND)))
     with pytest.raises(PartitionError, match="overlap"):
-        partition(g, [Kernel(SubGraph(g, nodes(g, "a", "r")), "tvm"),
+        form_regions(g, [Kernel(SubGraph(g, nodes(g, "a", "r")), "tvm"),
                       Kernel(SubGraph(g, nodes(g, "r", "s")), "tvm")])
 
 
@@ -170,7 +165,7 @@ def test_kernels_may_share_a_constant():
     """%c is read by a (tvm) and by m (onnxruntime): both kernels hold it and each gets
     its own clone; sharing an op is still an error (above)."""
     def rewrite(g: DataflowGraph):
-        partition(g, [Kernel(SubGraph(g, nodes(g, "c", "a", "r")), "tvm"),
+        form_regions(g, [Kernel(SubGraph(g, nodes(g, "c", "a", "r")), "tvm"),
                       Kernel(SubGraph(g, nodes(g, "c", "s", "e", "m")), "onnxruntime"),
                       Kernel(SubGraph(g, nodes(g, "k")), "tvm")])
 
@@ -243,7 +238,7 @@ def test_coalesce_costed_with_a_shared_constant_keeps_each_kernel_once(merged_co
                               ("onnxruntime", nodes(g, "m") | c)])
     else:
         assert got == sorted((k.backend, k.inside) for k in kernels)
-    partition(g, result)
+    form_regions(g, result)
 
 
 def test_coalesce_never_creates_a_cycle():
@@ -266,7 +261,7 @@ def test_outline_shares_structurally_equal_kernels():
     }}"""
 
     def rewrite(g: DataflowGraph):
-        partition(g, [Kernel(SubGraph(g, nodes(g, n)), b)
+        form_regions(g, [Kernel(SubGraph(g, nodes(g, n)), b)
                       for n, b in (("a", "tvm"), ("b", "tvm"), ("c", "onnxruntime"))])
 
     module = check_semantics(src, rewrite)
@@ -286,7 +281,7 @@ def test_explain_report_fields(tmp_path):
     module = parse(DIAMOND)
     report, table = tmp_path / "explain.json", tmp_path / "explain.txt"
     CollagePartitionPass(
-        backends=("tvm", "test"), test_ops=("relu", "add", "mul"), byoc_max_regions=False,
+        backends=("tvm", "test"), backend_options="test: ops=relu,add,mul", byoc_max_regions=False,
         mock_costs="tvm:2,test:1", launch_penalty=0.5, coalesce=False, explain=str(report),
         explain_table=str(table),
     ).apply(Context(), module)
@@ -324,7 +319,7 @@ def test_explain_report_weighs_the_mix_against_each_backend_alone(tmp_path):
     def report(backends: tuple[str, ...]) -> dict:
         path = tmp_path / "_".join(backends)
         CollagePartitionPass(
-            backends=backends, test_ops=("relu", "add", "mul"), byoc_max_regions=False,
+            backends=backends, backend_options="test: ops=relu,add,mul", byoc_max_regions=False,
             mock_costs="tvm:2,test:1", launch_penalty=0.5, coalesce=False,
             explain=f"{path}.json", explain_table=f"{path}.txt",
         ).apply(Context(), parse(DIAMOND))
@@ -404,7 +399,7 @@ def test_kernels_of_a_several_kernel_plan_pay_their_sequence_costs(tmp_path):
 
     def report(**options) -> tuple[dict, str]:
         CollagePartitionPass(
-            backends=("tvm", "test"), test_ops=("relu", "add", "mul"),
+            backends=("tvm", "test"), backend_options="test: ops=relu,add,mul",
             mock_costs="tvm:2,test:1", coalesce=False, tvm_max_regions=False, cost_db=str(db),
             explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
             **options).apply(Context(), parse(DIAMOND))

@@ -17,42 +17,32 @@ from pathlib import Path
 import numpy as np
 import pytest
 from collage_xdsl.dialects.collage import KernelOp
-from collage_xdsl.passes.assign import assign_kernels
 from collage_xdsl.passes.partition import CollagePartitionPass
-from collage_xdsl.passes.refine import (
-    CollageRefinePass,
-    recover_kernels,
-    variant_builder,
-)
+from collage_xdsl.passes.refine import CollageRefinePass
 from ir_helpers import main_of, parse
 from xdsl.context import Context
 
-from collage_xdsl.backends import get_backend
-from collage_xdsl.backends.kernel import KernelCompileError, compile_kernel
+from collage_xdsl.backends import compile_kernel, get_backend
+from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.test import make_test_backend
+from collage_xdsl.baselines.assign import assign_kernels
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, count, first, of
-from collage_xdsl.core.regions import Kernel, partition
+from collage_xdsl.core.regions import Kernel, form_regions, recover_kernels
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.inputs import random_arguments
 from collage_xdsl.ir.interpreter import run_function, run_module
 from collage_xdsl.measure.stats import median_ci
-from collage_xdsl.planner.pipeline import PartitionOptions, partition_module
-from collage_xdsl.refine.driver import (
-    AUTO_CAP_S,
-    AUTO_MIN_S,
-    CUT_TRIALS,
-    TIE,
-    Comparison,
-    LatencyScorer,
-    RefineOptions,
-    Scorer,
-    refine,
-)
+from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.pipeline import partition_module
+from collage_xdsl.planner.refinement import variant_builder
+from collage_xdsl.refine.driver import AUTO_CAP_S, AUTO_MIN_S, CUT_TRIALS, TIE, refine
 from collage_xdsl.refine.measured import MeasuredScorer, _interleave
 from collage_xdsl.refine.moves import MoveSpace, make_plan
+from collage_xdsl.refine.report import RefineOptions
+from collage_xdsl.refine.scoring import Comparison, LatencyScorer, Scorer
 from collage_xdsl.runtime.agreement import SoftmaxRounding, ill_conditioned
 from collage_xdsl.runtime.executable import Executable
 
@@ -566,8 +556,7 @@ def test_the_seed_orders_the_search_deterministically():
 def test_recovered_kernels_partition_back_to_the_same_ir():
     module = import_onnx(make_models.make_model("mnist_cnn"))
     CollagePartitionPass(backends=("tvm", "test"), estimator="mock",
-                         mock_costs="tvm:1,test:0.5", test_ops=("conv2d", "add", "relu"),
-                         test_patterns=("conv2d+add+relu",), tvm_max_regions=False
+                         mock_costs="tvm:1,test:0.5", backend_options="test: ops=conv2d,add,relu patterns=conv2d+add+relu", tvm_max_regions=False
                          ).apply(Context(), module)
     before = str(module)
     assert "collage.composite" in before
@@ -575,18 +564,18 @@ def test_recovered_kernels_partition_back_to_the_same_ir():
     assert not any(isinstance(op, KernelOp) for op in main_of(module).walk())
     assert [k.backend for k in recovered] == ["test", "tvm", "test", "tvm", "test"]
     assert all(k.cost is not None for k in recovered)
-    partition(graph, recovered)
+    form_regions(graph, recovered)
     assert str(module) == before
 
 
-MOCK_PASS = dict(backends=("tvm", "test"), test_ops=("relu",), scorer="mock",
+MOCK_PASS = dict(backends=("tvm", "test"), backend_options="test: ops=relu", scorer="mock",
                  mock_costs="tvm:1,test:0.5", mock_transfer=2)
 
 
 def test_pass_with_the_mock_scorer_rewrites_and_reports(tmp_path, capsys):
     src = CHAIN.replace("collage.sigmoid %a", "collage.relu %a").replace("tanh", "sigmoid")
     module = parse(src)
-    CollagePartitionPass(backends=("tvm", "test"), test_ops=("relu",), estimator="mock",
+    CollagePartitionPass(backends=("tvm", "test"), backend_options="test: ops=relu", estimator="mock",
                          mock_costs="tvm:1,test:0.5").apply(Context(), module)
     partitioned = str(module)
     CollageRefinePass(**MOCK_PASS, budget=0).apply(Context(), module)
@@ -609,7 +598,7 @@ def test_pass_with_the_mock_scorer_rewrites_and_reports(tmp_path, capsys):
 def test_pass_keeps_alternatives_as_functions_after_the_result():
     src = CHAIN.replace("collage.sigmoid %a", "collage.relu %a").replace("tanh", "sigmoid")
     module = parse(src)
-    CollagePartitionPass(backends=("tvm", "test"), test_ops=("relu",), estimator="mock",
+    CollagePartitionPass(backends=("tvm", "test"), backend_options="test: ops=relu", estimator="mock",
                          mock_costs="tvm:1,test:0.5").apply(Context(), module)
     CollageRefinePass(**{**MOCK_PASS, "mock_transfer": 0.4}, budget=10, alternatives=2).apply(
         Context(), module)
@@ -650,7 +639,8 @@ def test_bad_pass_options_are_errors(options, message):
 
 def test_pipeline_refines_only_with_a_budget():
     module = import_onnx(make_models.make_model("mlp"))
-    mock = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2")
+    mock = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2",
+                            refine_alternatives=2)
     assert partition_module(module, mock).refinement is None
     refined = partition_module(module, PartitionOptions(**{**mock.__dict__, "refine_budget": 5}))
     (function,) = refined.refinement["functions"]
@@ -829,25 +819,23 @@ def test_measured_refinement_of_the_mlp_runs_and_is_never_slower(tmp_path, capsy
 
 
 def test_compile_summary_says_when_refinement_changed_the_plan():
-    from collage_xdsl.planner.pipeline import Partitioned
-    from collage_xdsl.tools.compile import kernel_summary
+    from collage_xdsl.tools.options import plan_line
 
     module = import_onnx(make_models.make_model("mlp"))
     report = {"functions": [{"total_cost": 1e-3, "estimated_seconds": 1e-3}]}
     changed = {"functions": [{"function": "main", "changed": True, "ratio": 0.84}]}
     same = {"functions": [{"function": "main", "changed": False, "ratio": 1.0}]}
-    summary = kernel_summary(Partitioned(module, report, "", 1.0, changed))
+    summary = plan_line(module, report, changed, 1.0)
     assert summary == ("0 kernels (), estimated 1 ms for the search's plan, refined @main to "
                        "0.84x of the search's plan, partitioned in 1.00 s")
-    assert "refined" not in kernel_summary(Partitioned(module, report, "", 1.0, same))
+    assert "refined" not in plan_line(module, report, same, 1.0)
 
 
 def test_compile_summary_counts_kernel_calls_and_shared_kernels():
     from collage_xdsl.dialects import ir_context
     from xdsl.parser import Parser
 
-    from collage_xdsl.planner.pipeline import Partitioned
-    from collage_xdsl.tools.compile import kernel_summary
+    from collage_xdsl.tools.options import plan_line
 
     module = Parser(ir_context(), """
     func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -867,7 +855,7 @@ def test_compile_summary_counts_kernel_calls_and_shared_kernels():
       func.return %r : tensor<4xf32>
     }""").parse_module()
     unknown = {"functions": [{"total_cost": None, "estimated_seconds": None}]}
-    assert kernel_summary(Partitioned(module, unknown, "", 1.0)) == (
+    assert plan_line(module, unknown, None, 1.0) == (
         "3 kernels (openvino 1, tvm 2), 2 distinct, estimated unknown, partitioned in 1.00 s")
 
 

@@ -26,15 +26,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
 
+from collage_xdsl.core.outline import kernel_functions
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.interpreter import run_module
-from collage_xdsl.planner.pipeline import (
-    PartitionOptions,
-    assign_module,
-    kernel_functions,
-    partition_module,
-)
+from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.pipeline import assign_module, partition_module
 from collage_xdsl.runtime import executable as runtime
 from collage_xdsl.runtime.additivity import check_additivity
 from collage_xdsl.runtime.executable import (
@@ -49,7 +46,8 @@ from collage_xdsl.runtime.executable import (
 
 BACKENDS = ("tvm", "onnxruntime", "openvino")
 MODELS = ("mnist_cnn", "mlp", "transformer_encoder")
-MOCK = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2")
+MOCK = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2",
+                        refine_alternatives=2)
 
 _spec = importlib.util.spec_from_file_location(
     "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
@@ -293,7 +291,7 @@ def test_a_whole_model_kernel_is_called_directly(example, monkeypatch):
         def __call__(self, inputs):
             raise RuntimeError("session lost")
 
-    monkeypatch.setattr(runtime, "compiled_kernel", lambda func, backend, policy: Broken())
+    monkeypatch.setattr(runtime, "compiled_kernel", lambda backend, func, policy, options: Broken())
     broken = Executable(assign_module(module, "onnxruntime"))
     for profile in (False, True):
         with pytest.raises(ExecutionError, match=r"onnxruntime kernel @\w+: RuntimeError: "
@@ -350,8 +348,8 @@ def test_an_alternative_failing_at_run_time_is_dropped(example, capsys, monkeypa
         def __call__(self, inputs):
             raise RuntimeError("session lost")
 
-    monkeypatch.setattr(runtime, "compiled_kernel", lambda func, backend, policy: (
-        Lost() if backend == "onnxruntime" else compile_kernel(func, backend, policy)))
+    monkeypatch.setattr(runtime, "compiled_kernel", lambda backend, func, policy, options: (
+        Lost() if backend == "onnxruntime" else compile_kernel(backend, func, policy, options)))
     exe = Executable(module)
     assert exe.selector is not None
     for _ in range(300):

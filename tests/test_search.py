@@ -15,11 +15,13 @@ from xdsl.ir import Block, Region
 from collage_xdsl.core.cost import Cost
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import of
-from collage_xdsl.core.search import kernel_cost, search, search_candidates
+from collage_xdsl.core.search import search
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 from collage_xdsl.measure.estimator import Measurement, MockCostEstimator
+from collage_xdsl.planner.costing import kernel_cost
+from collage_xdsl.planner.plan import search_candidates
 
 
 @dataclass(frozen=True)

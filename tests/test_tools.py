@@ -16,6 +16,8 @@ from xdsl.printer import Printer
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.tools import collage, collage_opt
+from collage_xdsl.tools import model as model_tools
+from collage_xdsl.tools import run as run_tool
 
 GOOD_MLIR = """
 func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -200,8 +202,8 @@ def test_run_is_seeded(tiny, capsys):
 
 
 def test_random_inputs_fit_their_uses(tiny):
-    model = collage.load_model(tiny)
-    ids, x, flag = collage.random_inputs(model, seed=0)
+    model = model_tools.load_model(tiny)
+    ids, x, flag = model_tools.random_inputs(model, seed=0)
     assert ids.dtype == np.int64 and ids.min() >= 0 and ids.max() < 7
     assert x.dtype == np.float32 and x.shape == (5, 4)
     assert flag.dtype == np.bool_
@@ -233,8 +235,8 @@ def test_run_mlir(files, capsys):
 
 
 def test_check_reports_a_mismatch(tiny, capsys, monkeypatch):
-    real = collage.onnxruntime_outputs
-    monkeypatch.setattr(collage, "onnxruntime_outputs",
+    real = model_tools.onnxruntime_outputs
+    monkeypatch.setattr(run_tool, "onnxruntime_outputs",
                         lambda *a: [o + 1 if o.dtype == np.float32 else o for o in real(*a)])
     assert collage.main(["run", str(tiny), "--check"]) == 1
     err = capsys.readouterr().err
@@ -256,21 +258,21 @@ def test_check_when_onnxruntime_cannot_load_the_model(tiny, capsys):
 
 
 def test_summary_keeps_the_shape_of_scalars_and_strided_arrays():
-    assert collage.summary("s", np.float32(2.5)).startswith("s: shape=[] dtype=float32 min=2.5")
+    assert model_tools.summary("s", np.float32(2.5)).startswith("s: shape=[] dtype=float32 min=2.5")
     a = np.arange(6, dtype=np.int64).reshape(2, 3)
-    line = collage.summary("t", a.T)
+    line = model_tools.summary("t", a.T)
     assert line.startswith("t: shape=[3, 2] dtype=int64 min=0 max=5 mean=2.5")
     assert line.endswith(f"crc32={zlib.crc32(np.ascontiguousarray(a.T).tobytes()):08x}")
 
 
 def test_compare():
     a = np.array([1.0, 2.0], np.float32)
-    assert collage.compare("o", a, a + 1e-7, 1e-4, 1e-5) is None
-    assert "1 of 2 elements differ" in collage.compare("o", a, np.array([1, 3], np.float32),
+    assert model_tools.compare("o", a, a + 1e-7, 1e-4, 1e-5) is None
+    assert "1 of 2 elements differ" in model_tools.compare("o", a, np.array([1, 3], np.float32),
                                                        1e-4, 1e-5)
-    assert "got float32[2], onnxruntime gives float32[1, 2]" in collage.compare(
+    assert "got float32[2], onnxruntime gives float32[1, 2]" in model_tools.compare(
         "o", a, a[None], 1e-4, 1e-5)
-    assert collage.compare("o", np.array([1, 2]), np.array([1, 3]), 1, 1) is not None
+    assert model_tools.compare("o", np.array([1, 2]), np.array([1, 3]), 1, 1) is not None
 
 
 @pytest.mark.parametrize("argv, message", [

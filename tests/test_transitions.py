@@ -77,7 +77,7 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     from xdsl.traits import SymbolTable
 
     from collage_xdsl.core.outline import outline_kernels
-    from collage_xdsl.core.regions import partition
+    from collage_xdsl.core.regions import form_regions
 
     # the two relus on x are alike, so outlined as one function called twice (costs are
     # per structure)
@@ -85,7 +85,7 @@ def test_outlined_estimate_agrees_with_the_plan_estimate():
     costs = COSTS
     want = T.plan_estimate(graph, kernels, costs)
     module = ModuleOp([graph.func])
-    partition(graph, kernels)
+    form_regions(graph, kernels)
     outline_kernels(module)
     main = SymbolTable.lookup_symbol(module, "main")
     got = O.outlined_estimate(main, costs)
@@ -102,11 +102,11 @@ def test_a_direct_kernel_call_costs_its_kernel_alone():
     from xdsl.traits import SymbolTable
 
     from collage_xdsl.core.outline import outline_kernels
-    from collage_xdsl.core.regions import partition
+    from collage_xdsl.core.regions import form_regions
 
     graph, _ = chain_graph()
     module = ModuleOp([graph.func])
-    partition(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)])
+    form_regions(graph, [Kernel(SubGraph(graph, graph.kernel_nodes), "x", 6.0)])
     outline_kernels(module)
     main = SymbolTable.lookup_symbol(module, "main")
     call = O.direct_kernel_call(main)
@@ -183,7 +183,7 @@ def test_calibrations_are_kept_in_the_cost_database(tmp_path, monkeypatch):
     fake = T.TransitionCosts(2e-6, {"tvm": 1e-6, "openvino": 0.0},
                              {("tvm", "openvino"): (5e-6, 0.0), ("openvino", "tvm"): (5e-6, 0.0)})
 
-    def calibrate(backends, policy):
+    def calibrate(backends, policy, options=None):
         calls.append((tuple(backends), policy.threads))
         return fake
 
@@ -201,7 +201,7 @@ def test_calibrations_are_kept_in_the_cost_database(tmp_path, monkeypatch):
 
 
 def test_a_failed_calibration_costs_nothing_and_says_why(monkeypatch, capsys):
-    def calibrate(backends, policy):
+    def calibrate(backends, policy, options=None):
         raise CollageError("transition calibration: the worker process crashed")
 
     monkeypatch.setattr(Cal, "calibrate", calibrate)

@@ -19,11 +19,10 @@ from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 
-from collage_xdsl.backends import get_backend
-from collage_xdsl.backends.kernel import compile_kernel
+from collage_xdsl.backends import compile_kernel, get_backend
 from collage_xdsl.backends.tvm import tuning
 from collage_xdsl.backends.tvm.lowering import host_target, to_relax
-from collage_xdsl.backends.tvm.tuning import DB_ENV, MODE_ENV, TRIALS_ENV, TuningOptions
+from collage_xdsl.backends.tvm.options import TuningOptions
 from collage_xdsl.errors import CollageError
 from collage_xdsl.tools.collage import build_parser, main
 
@@ -62,9 +61,7 @@ def inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.fixture
 def db(monkeypatch, tmp_path):
-    """A clean process setting and tuning database; restored afterwards."""
-    for var in (MODE_ENV, TRIALS_ENV, DB_ENV):
-        monkeypatch.delenv(var, raising=False)
+    """A clean tuning database and tuner state; restored afterwards."""
     monkeypatch.setattr(tuning, "_REPORTED", [])
     monkeypatch.setattr(tuning, "_FAILED", {})
     return tmp_path / "tuning"
@@ -75,15 +72,13 @@ def test_options_validate_and_tag_the_tvm_version(db, monkeypatch):
         TuningOptions("autotvm")
     with pytest.raises(CollageError, match="at least 1"):
         TuningOptions("metaschedule", trials=0)
-    monkeypatch.setenv(TRIALS_ENV, "many")
-    with pytest.raises(CollageError, match=TRIALS_ENV):
-        TuningOptions.from_env()
-    monkeypatch.delenv(TRIALS_ENV)
-    assert TuningOptions.from_env().mode == "none"
+    with pytest.raises(CollageError, match="option trials must be a number"):
+        get_backend("tvm", trials="many")
+    assert get_backend("tvm").tuning.mode == "none"
     untuned = get_backend("tvm").version
     assert untuned.endswith("+loopnest")
-    TuningOptions("metaschedule", trials=3, db_dir=str(db)).export()
-    assert get_backend("tvm").version == untuned + "+ms3"
+    assert get_backend("tvm", tune="metaschedule", trials=3, db=str(db)).version == \
+        untuned + "+ms3"
     assert get_backend("onnxruntime").version == get_backend("onnxruntime").version
 
 
@@ -91,41 +86,41 @@ def test_pass_option_reaches_the_tvm_codegen(db, monkeypatch, capsys):
     monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
     pipeline = PassPipeline.parse_spec(
         {"collage-partition": lambda: CollagePartitionPass},
-        f"collage-partition{{backends=tvm tvm-tune=metaschedule tvm-tune-trials=3 "
-        f'tvm-tune-db="{db}"}}',
+        f'collage-partition{{backends=tvm backend-options="tvm: tune=metaschedule trials=3 '
+        f'db={db}"}}',
     )
     (pass_,) = pipeline.passes
-    assert (pass_.tvm_tune, pass_.tvm_tune_trials, pass_.tvm_tune_db) == (
-        "metaschedule", 3, str(db))
+    assert pass_.backend_map() == {"tvm": {"tune": "metaschedule", "trials": "3", "db": str(db)}}
     pipeline.apply(context(), parse_module())
-    assert TuningOptions.from_env() == TuningOptions("metaschedule", 3, str(db))
-    compiled = compile_kernel("tvm", kernel())
+    tvm_spec, _host = pass_.specs()
+    assert tvm_spec.backend.tuning == TuningOptions("metaschedule", 3, str(db))
+    compiled = tvm_spec.backend.compile(kernel())
     assert compiled.version.endswith("+loopnest+ms3")
     assert any("MetaSchedule crashed" in note for note in compiled.notes)
 
 
 def test_crashing_tuner_falls_back_to_the_loop_nest_schedule(db, monkeypatch, capsys):
     monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
-    TuningOptions("metaschedule", trials=2, db_dir=str(db)).export()
+    tuned = {"tune": "metaschedule", "trials": 2, "db": str(db)}
     a, b, expected = inputs()
-    first = compile_kernel("tvm", kernel())
+    first = compile_kernel("tvm", kernel(), options=tuned)
     np.testing.assert_allclose(first([a, b])[0], expected, rtol=1e-5, atol=1e-5)
     reason = "MetaSchedule crashed: signal 11 (SIGSEGV) in tvm::ffi::ToJSONGraph"
     assert first.notes == [f"tvm-tune=metaschedule: {reason}; using the loop-nest schedule"]
-    second = compile_kernel("tvm", kernel())  # not tuned again, not reported again
+    second = compile_kernel("tvm", kernel(), options=tuned)  # not tuned again, not reported again
     assert second.notes == first.notes
     assert capsys.readouterr().err.count(reason) == 1
 
 
 def test_tuned_kernel_matches_and_is_reused_from_the_database(db, monkeypatch):
-    TuningOptions("metaschedule", trials=2, db_dir=str(db)).export()
+    options = {"tune": "metaschedule", "trials": 2, "db": str(db)}
     a, b, expected = inputs()
-    tuned = compile_kernel("tvm", kernel())
+    tuned = compile_kernel("tvm", kernel(), options=options)
     np.testing.assert_allclose(tuned([a, b])[0], expected, rtol=1e-5, atol=1e-5)
     assert len(list(db.glob("*.json"))) == 1
     assert not any("MetaSchedule" in note for note in tuned.notes)
     monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)  # a child would crash
-    again = compile_kernel("tvm", kernel())
+    again = compile_kernel("tvm", kernel(), options=options)
     assert again.notes and all("tuning database" in n or "loop-nest schedule kept" in n
                                for n in again.notes)
     np.testing.assert_allclose(again([a, b])[0], expected, rtol=1e-5, atol=1e-5)
@@ -149,8 +144,8 @@ def test_recorded_trace_is_replayed(db):
     tuning._store_record(options.db_dir, tuning.task_key(func, target, options.trials),
                          {"trace": trace, "seconds": 1e-6, "loop_nest_seconds": 2e-6,
                           "samples": 1})
-    options.export()
-    compiled = compile_kernel("tvm", kernel())
+    tuned = {"tune": "metaschedule", "trials": options.trials, "db": options.db_dir}
+    compiled = compile_kernel("tvm", kernel(), options=tuned)
     assert any("tuned 1.0 us (loop-nest 2.0 us, from the tuning database)" in n
                for n in compiled.notes)
     a, b, expected = inputs()

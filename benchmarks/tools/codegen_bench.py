@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.backends.kernel import BACKENDS, compile_kernel
+from collage_xdsl.backends import compile_kernel, runnable_backends
 from collage_xdsl.backends.threads import DEFAULT_SPINNING, SPINNING, ThreadPolicy
 from collage_xdsl.ir.tensors import constant_op, tensor_type
 
@@ -64,23 +64,23 @@ def main() -> None:
           f"median of {args.repeat} interleaved runs")
     print(f"{'kernel':26} {'backend':12} {'compile ms':>11} {'run us':>10}")
     funcs = kernels(rng)
-    for backend in BACKENDS:  # library start-up is not billed to the first kernel
+    for backend in runnable_backends():  # library start-up is not billed to the first kernel
         compile_kernel(backend, funcs["relu 1x16"], policy).release()
     for name, func in funcs.items():
         x = rng.normal(size=func.function_type.inputs.data[0].get_shape()).astype(np.float32)
         compiled, compile_s = {}, {}
-        for backend in BACKENDS:
+        for backend in runnable_backends():
             start = time.perf_counter()
             compiled[backend] = compile_kernel(backend, func, policy)
             compile_s[backend] = time.perf_counter() - start
             compiled[backend]([x])  # warm-up
-        times: dict[str, list[float]] = {b: [] for b in BACKENDS}
+        times: dict[str, list[float]] = {b: [] for b in runnable_backends()}
         for _ in range(args.repeat):
             for backend, kernel in compiled.items():
                 start = time.perf_counter()
                 kernel([x])
                 times[backend].append(time.perf_counter() - start)
-        for backend in BACKENDS:
+        for backend in runnable_backends():
             run_us = statistics.median(times[backend]) * 1e6
             print(f"{name:26} {backend:12} {compile_s[backend] * 1e3:11.1f} {run_us:10.1f}")
             compiled[backend].release()

@@ -1,83 +1,148 @@
-"""Backend registry: built-ins by name, third-party backends through entry points.
+"""The backend registry: every backend, built-in or third-party, is an entry point of the
+group `collage_xdsl.backends` whose object is a `Backend` or a factory taking its options.
 
-    register_backend("mybackend", factory)   # factory(**options) -> Backend
-    get_backend("onnxruntime")               # a Backend
-    available_backends()                     # sorted names
+    get_backend("onnxruntime")                          # a Backend
+    get_backend("tvm", tune="metaschedule")             # a factory's options
+    available_backends()                                # sorted names
+    gather_specs(["tvm", "onnxruntime"])                # their partition specs, then the host's
 
-Built-ins: `tvm` (native, FuseOps-like, every op), `onnxruntime` and `openvino` (BYOC),
-and `test` (a toy BYOC backend whose ops, patterns and fusion style are options).
-A package adds a backend by declaring an entry point in the group `collage_xdsl.backends`
-whose object is a `Backend` or a factory returning one, e.g. in its pyproject.toml:
+A package adds a backend with one folder and one entry point in its pyproject.toml:
 
     [project.entry-points."collage_xdsl.backends"]
-    mybackend = "mypackage.collage:MY_BACKEND"
+    mybackend = "mypackage.collage:BACKEND"
 
-`gather_specs` turns a list of enabled backend names into partition specs (Phase 1).
+Options as pass options and flags give them (`backend-options="test: ops=relu,add
+fusion=tvm; tvm: tune=metaschedule"`) are parsed by `parse_backend_options`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from importlib import import_module
-from importlib.metadata import entry_points
-from typing import Any
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, get_type_hints
 
 from collage_xdsl.backends.base import MAX_CANDIDATES_PER_NODE, Backend
+from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.core.candidates import PartitionSpec
 from collage_xdsl.core.rules import HostPartitionRule
 from collage_xdsl.errors import CollageError
 
 ENTRY_POINT_GROUP = "collage_xdsl.backends"
 
-_BUILTINS: dict[str, tuple[str, str]] = {
-    "tvm": ("tvm", "TVM"),
-    "onnxruntime": ("onnxruntime", "ONNXRUNTIME"),
-    "openvino": ("openvino", "OPENVINO"),
-    "test": ("test", "make_test_backend"),
-}
+BackendOptions = Mapping[str, Mapping[str, Any]]
+"""Per backend name, the options its factory is called with."""
 
 _REGISTERED: dict[str, Callable[..., Backend] | Backend] = {}
 
 
 class BackendError(CollageError):
-    """An unknown backend, or a registered object that is not a backend."""
+    """An unknown backend, bad backend options, or a registered object that is no backend."""
 
 
 def register_backend(name: str, backend: Backend | Callable[..., Backend]) -> None:
-    """Register `backend` (or a factory taking options) under `name`, replacing any other."""
+    """Register `backend` (or a factory taking options) under `name` in this process."""
     _REGISTERED[name] = backend
+    _resolve.cache_clear()
 
 
-def _entry_points() -> dict[str, Any]:
+@cache
+def _entry_points() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def available_backends() -> list[str]:
-    return sorted({*_BUILTINS, *_entry_points(), *_REGISTERED})
+    return sorted({*_entry_points(), *_REGISTERED})
 
 
-def get_backend(name: str, **options: Any) -> Backend:
-    """The backend called `name`; `options` go to a factory (e.g. the `test` backend's)."""
+def runnable_backends() -> list[str]:
+    """The backends whose kernels can be compiled and run, not only estimated."""
+    return [n for n in available_backends() if get_backend(n).can_compile]
+
+
+def _factory(name: str) -> Callable[..., Backend] | Backend:
     if name in _REGISTERED:
-        obj = _REGISTERED[name]
-    elif name in _BUILTINS:
-        module, attr = _BUILTINS[name]
-        obj = getattr(import_module(f"collage_xdsl.backends.{module}"), attr)
-    elif name in (eps := _entry_points()):
-        try:
-            obj = eps[name].load()
-        except Exception as e:  # a broken third-party package must not crash the tool
-            raise BackendError(f"backend {name!r} failed to load from {eps[name].value}: {e}")
+        return _REGISTERED[name]
+    eps = _entry_points()
+    if name not in eps:
+        raise BackendError(f"unknown backend {name!r}; available: "
+                           f"{', '.join(available_backends())}")
+    try:
+        return eps[name].load()
+    except Exception as e:  # a broken third-party package must not crash the tool
+        raise BackendError(f"backend {name!r} failed to load from {eps[name].value}: {e}"
+                           ) from None
+
+
+@cache
+def _resolve(name: str, options: tuple[tuple[str, Any], ...]) -> Backend:
+    obj = _factory(name)
+    if isinstance(obj, Backend):
+        if options:
+            raise BackendError(f"backend {name!r} takes no options, got "
+                               f"{', '.join(k for k, _ in options)}")
+        backend = obj
     else:
-        raise BackendError(
-            f"unknown backend {name!r}; available: {', '.join(available_backends())}"
-        )
-    backend = obj if isinstance(obj, Backend) else obj(**options)
+        backend = obj(**_converted(name, obj, dict(options)))
     if not isinstance(backend, Backend):
         raise BackendError(f"backend {name!r} is a {type(backend).__name__}, not a Backend")
     if backend.name != name:
         raise BackendError(f"backend registered as {name!r} calls itself {backend.name!r}")
     return backend
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    """The backend called `name`; `options` go to its factory (text values are converted
+    to the types the factory declares)."""
+    frozen = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                          for k, v in options.items()))
+    return _resolve(name, frozen)
+
+
+def _converted(name: str, factory: Callable[..., Backend], options: dict[str, Any]
+               ) -> dict[str, Any]:
+    """`options` with text values turned into the factory's parameter types (int, float,
+    str, or a sequence of strings written `a,b,c`); unknown options are an error."""
+    params = inspect.signature(factory).parameters
+    hints = get_type_hints(factory)
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise BackendError(f"backend {name!r}: unknown option {unknown[0]!r} (options: "
+                           f"{', '.join(params) or 'none'})")
+    converted = {}
+    for key, value in options.items():
+        kind = hints.get(key, str)
+        if isinstance(value, str) and kind in (int, float):
+            try:
+                value = kind(value)
+            except ValueError:
+                raise BackendError(f"backend {name!r}: option {key} must be a number, "
+                                   f"got {value!r}") from None
+        elif isinstance(value, str) and kind is not str:
+            value = tuple(v for v in value.split(",") if v)
+        converted[key] = value
+    return converted
+
+
+def parse_backend_options(text: str) -> dict[str, dict[str, str]]:
+    """`test: ops=relu,add fusion=tvm; tvm: tune=metaschedule` as
+    ``{"test": {"ops": "relu,add", "fusion": "tvm"}, "tvm": {"tune": "metaschedule"}}``."""
+    parsed: dict[str, dict[str, str]] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, sep, rest = part.partition(":")
+        name = name.strip()
+        if not sep or not name or name in parsed:
+            raise BackendError(f"backend-options: expected NAME: KEY=VALUE ...; NAME: ..., "
+                               f"each backend once, got {part!r}")
+        parsed[name] = {}
+        for item in rest.split():
+            key, eq, value = item.partition("=")
+            if not eq or not key or key in parsed[name]:
+                raise BackendError(f"backend-options: {name}: expected KEY=VALUE, each key "
+                                   f"once, got {item!r}")
+            parsed[name][key] = value
+    return parsed
 
 
 HOST_SPEC = PartitionSpec("host", HostPartitionRule("host"))
@@ -92,11 +157,11 @@ def gather_specs(
     byoc_max_regions: bool = True,
     native_max_regions: bool = True,
     max_per_node: int = MAX_CANDIDATES_PER_NODE,
-    options: dict[str, dict[str, Any]] | None = None,
+    options: BackendOptions | None = None,
 ) -> list[PartitionSpec]:
-    """The specs of the backends `names` (depths override the declared ones), then the host's.
-
-    `options[name]` are passed to that backend's factory."""
+    """The specs of the backends `names` (depths override the declared ones), then the
+    host's; `options[name]` go to that backend's factory (options of a backend that is not
+    enabled are not used)."""
     for option, depth in (("tvm-max-depth", native_max_depth), ("byoc-max-depth", byoc_max_depth)):
         if depth is not None and depth < 0:
             raise CollageError(f"{option} must be >= 0 (0: unbounded), got {depth}")
@@ -109,3 +174,13 @@ def gather_specs(
         regions = byoc_max_regions if backend.byoc else native_max_regions
         specs.append(backend.partition_spec(depth, regions, max_per_node))
     return [*specs, HOST_SPEC]
+
+
+def compile_kernel(backend: str, kernel, threads=None, options: Mapping[str, Any] | None = None):
+    """``get_backend(backend, **options).compile(kernel, threads)``: a `CompiledKernel`;
+    an unknown backend is a `KernelCompileError` too."""
+    try:
+        found = get_backend(backend, **(options or {}))
+    except BackendError as e:
+        raise KernelCompileError(str(e)) from None
+    return found.compile(kernel, threads)

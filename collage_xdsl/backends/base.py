@@ -20,10 +20,9 @@ derived, never written by hand:
 
 Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
 
-Lowering is not declared here: `compile` hands the kernel function to `collage_xdsl.backends.kernel`
-(another module), which lowers it by the backend's `name`; `version` identifies the toolchain
-build and the codegen's schedule (it is part of the cost-database key). A subclass for a
-toolchain of its own overrides `compile` and `version`.
+Lowering: `lowering` names the backend's codegen module (imported on first use, so
+declaring a backend does not load its toolchain); a subclass may override `lower` and
+`version` instead.
 """
 
 from __future__ import annotations
@@ -31,15 +30,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cache
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, get_type_hints
 
-from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 
-from collage_xdsl.core.candidates import PartitionSpec
+from collage_xdsl.backends.kernel import (
+    CompiledKernel,
+    KernelCompileError,
+    kernel_function,
+)
+from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.core.candidates import HOST_OPS, PartitionSpec
 from collage_xdsl.core.combiners import (
     JOIN_ANYTHING,
     TVM_SIMPLE_RULES,
@@ -49,7 +53,6 @@ from collage_xdsl.core.combiners import (
 )
 from collage_xdsl.core.patterns import Match, Pattern
 from collage_xdsl.core.rules import (
-    HOST_OPS,
     CombinePartitionRule,
     CompositePartitionRule,
     DFPatternPartitionRule,
@@ -63,13 +66,7 @@ from collage_xdsl.core.rules import (
 )
 from collage_xdsl.core.subgraph import SubGraphConfig
 from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
-
-if TYPE_CHECKING:
-    from xdsl.dialects.builtin import ModuleOp
-    from xdsl.dialects.func import FuncOp
-
-    from collage_xdsl.backends.kernel import CompiledKernel
-    from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
 
 OpPredicate = Callable[[Operation], bool]
 
@@ -116,15 +113,6 @@ def f32_only(op: Operation) -> bool:
     return True
 
 
-@cache
-def codegen_version(name: str) -> str:
-    """The `version` of the kernels `collage_xdsl.backends.kernel` compiles for backend `name`."""
-    from collage_xdsl.backends.kernel import BACKENDS
-
-    hook = import_module(BACKENDS[name]).compile
-    return get_type_hints(hook)["return"].version
-
-
 @dataclass(frozen=True)
 class Backend:
     """A backend's declarations; `partition_spec` derives its spec from them."""
@@ -143,31 +131,49 @@ class Backend:
     """A hand-written partition rule used instead of the derived one (the design doc's
     `fusion_spec` target attribute), e.g. a `DataflowTemplatePartitionRule`."""
 
+    lowering: str | None = field(default=None, compare=False)
+    """The module of the codegen hook: its ``compile(func, policy)`` returns a
+    `CompiledKernel` and its ``VERSION`` names the build and the schedule. None for a
+    backend that only declares candidates (the toy `test` backend)."""
+
+    @property
+    def can_compile(self) -> bool:
+        """Whether kernels of this backend can be compiled and run (not only estimated)."""
+        return self.lowering is not None or type(self).lower is not Backend.lower
+
     @property
     def version(self) -> str:
-        """The toolchain's version (`<package>==<version>`), part of the cost-database key.
-        For a backend `collage_xdsl.backends.kernel` lowers, the version its compiled kernels report
-        (the library's own, plus the schedule for tvm; importing the library)."""
+        """``<package>==<version>``: the codegen hook's, else the installed distribution's;
+        part of the cost-database key."""
         if self.package is None:
             return "0"
-        from collage_xdsl.backends.kernel import BACKENDS
-
-        if self.name in BACKENDS:
-            return f"{self.package}=={codegen_version(self.name)}"
+        if self.lowering is not None:
+            return f"{self.package}=={import_module(self.lowering).VERSION}"
         try:
             return f"{self.package}=={version(self.package)}"
         except PackageNotFoundError:
             return f"{self.package}==missing"
 
-    def compile(
-        self, kernel: ModuleOp | FuncOp, threads: ThreadPolicy | int | None = None
-    ) -> CompiledKernel:
-        """The codegen hook: lower and compile a kernel function (or its module) for this
-        backend (`collage_xdsl.backends.kernel.compile_kernel`); a kernel it cannot compile raises
-        `KernelCompileError`, which the measured estimator turns into an Invalid cost."""
-        from collage_xdsl.backends.kernel import compile_kernel
+    def lower(self, func: FuncOp, policy: ThreadPolicy) -> CompiledKernel:
+        """Compile one kernel function (the codegen hook; `compile` wraps it)."""
+        if self.lowering is None:
+            raise KernelCompileError(f"backend {self.name!r} has no codegen: it only "
+                                     "declares candidates (use estimator=mock)")
+        return import_module(self.lowering).compile(func, policy)
 
-        return compile_kernel(self.name, kernel, threads)
+    def compile(self, kernel: ModuleOp | FuncOp, threads: ThreadPolicy | int | None = None
+                ) -> CompiledKernel:
+        """Lower and compile a kernel function (or its one-function module) with ``threads``
+        (a `ThreadPolicy`, a count, or None for the process default). A kernel it cannot
+        compile raises `KernelCompileError`, which the measured estimator turns into an
+        Invalid cost."""
+        func = kernel_function(kernel)
+        try:
+            return self.lower(func, ThreadPolicy.resolve(threads))
+        except KernelCompileError:
+            raise
+        except CollageError as e:  # e.g. an element type numpy and the backends lack
+            raise KernelCompileError(f"{self.name}: {e}") from None
 
     def supports(self, op: Operation) -> bool:
         if self.supported_ops is None:

@@ -116,45 +116,7 @@ class DataflowGraph:
                 f"function @{func.sym_name.data} has {len(blocks)} blocks; "
                 "a dataflow graph needs exactly one"
             )
-        block = blocks[0]
-        ops = list(block.ops)
-        ret = ops.pop() if ops and isinstance(ops[-1], ReturnOp) else None
-        # Provisional numbering: arguments, then ops in block order.
-        raw = [Node(a, None) for a in block.args] + [Node(None, op) for op in ops]
-        producer: dict[SSAValue, int] = {}
-        for k, node in enumerate(raw):
-            for v in node.values:
-                producer[v] = k
-        raw_inputs: list[list[int]] = [[] for _ in raw]
-        for k, node in enumerate(raw):
-            if node.op is None:
-                continue
-            seen: set[int] = set()
-            for v in values_read(node.op):
-                p = producer.get(v)
-                if p is None:
-                    if v in node.op.operands:
-                        raise GraphError(
-                            f"{node.op.name} in @{func.sym_name.data} uses a value defined "
-                            "outside the function body"
-                        )
-                    continue  # defined inside a region of this op
-                if p not in seen:
-                    seen.add(p)
-                    raw_inputs[k].append(p)
-        returned: list[int] = []
-        if ret is not None:
-            for v in ret.operands:
-                p = producer.get(v)
-                if p is None:
-                    raise GraphError(
-                        f"func.return in @{func.sym_name.data} returns a value defined "
-                        "outside the function body"
-                    )
-                raw[p].is_graph_output = True
-                returned.append(p)
-        order = self._post_dfs(raw_inputs, returned + list(range(len(block.args), len(raw)))
-                               + list(range(len(block.args))))
+        raw, raw_inputs, order = self._read_block(blocks[0])
         new_index = {k: i for i, k in enumerate(order)}
         self.nodes: list[Node] = [raw[k] for k in order]
         self._index: dict[Operation | SSAValue, int] = {}
@@ -172,6 +134,49 @@ class DataflowGraph:
                 self._index[node.op] = i
             for v in node.values:
                 self._index[v] = i
+        self._link()
+        self.dominators = self._dominators()
+        self.post_dominators = self._post_dominators()
+
+    def _read_block(self, block) -> tuple[list[Node], list[list[int]], list[int]]:
+        """The block's nodes in block order (arguments, then ops), each node's producers
+        by that order, and the post-DFS order from the returned values; graph outputs are
+        marked."""
+        name = self.func.sym_name.data
+        ops = list(block.ops)
+        ret = ops.pop() if ops and isinstance(ops[-1], ReturnOp) else None
+        raw = [Node(a, None) for a in block.args] + [Node(None, op) for op in ops]
+        producer: dict[SSAValue, int] = {}
+        for k, node in enumerate(raw):
+            for v in node.values:
+                producer[v] = k
+        raw_inputs: list[list[int]] = [[] for _ in raw]
+        for k, node in enumerate(raw):
+            if node.op is None:
+                continue
+            for v in values_read(node.op):
+                p = producer.get(v)
+                if p is None:
+                    if v in node.op.operands:
+                        raise GraphError(f"{node.op.name} in @{name} uses a value defined "
+                                         "outside the function body")
+                    continue  # defined inside a region of this op
+                if p not in raw_inputs[k]:
+                    raw_inputs[k].append(p)
+        returned: list[int] = []
+        for v in ret.operands if ret is not None else ():
+            p = producer.get(v)
+            if p is None:
+                raise GraphError(f"func.return in @{name} returns a value defined outside "
+                                 "the function body")
+            raw[p].is_graph_output = True
+            returned.append(p)
+        args = len(block.args)
+        roots = returned + list(range(args, len(raw))) + list(range(args))
+        return raw, raw_inputs, self._post_dfs(raw_inputs, roots)
+
+    def _link(self) -> None:
+        """Consumers, downstream sets and the argument / constant / kernel-node sets."""
         for node in self.nodes:
             for p in node.inputs:
                 producer_node = self.nodes[p]
@@ -193,8 +198,6 @@ class DataflowGraph:
                 self.constants |= single(node.index)
         self.kernel_nodes = ((1 << len(self.nodes)) - 1) & ~(self.arguments | self.constants)
         """Bitset of the nodes that need a kernel."""
-        self.dominators = self._dominators()
-        self.post_dominators = self._post_dominators()
 
     @staticmethod
     def _post_dfs(inputs: list[list[int]], roots: list[int]) -> list[int]:

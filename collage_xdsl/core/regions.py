@@ -69,61 +69,6 @@ class Kernel:
         return self.sub_graph.inside
 
 
-def coalesce(
-    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool]
-) -> list[Kernel]:
-    """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
-
-    Kernels are visited in dataflow order; each absorbs its touching same-backend
-    neighbours one at a time (rescanning after each merge) until nothing more merges."""
-    result = sorted(kernels, key=lambda k: k.inside & -k.inside)
-    changed = True
-    while changed:
-        changed = False
-        i = 0
-        while i < len(result):
-            a, j = result[i], 0
-            while j < len(result):
-                b = result[j]
-                if j == i or a.backend != b.backend or not a.sub_graph.are_touching(b.sub_graph):
-                    j += 1
-                    continue
-                union = a.sub_graph.disjoint_union(b.sub_graph)
-                if not is_valid(union, a.backend):
-                    j += 1
-                    continue
-                cost = None if a.cost is None or b.cost is None else a.cost + b.cost
-                a = result[i] = Kernel(union, a.backend, cost)
-                del result[j]
-                if j < i:
-                    i -= 1
-                changed, j = True, 0
-            i += 1
-    return result
-
-
-def coalesce_costed(
-    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool],
-    cost_of: Callable[[Sequence[Kernel]], Sequence[float]], launch: Callable[[str], float],
-) -> list[Kernel]:
-    """`coalesce`, then each merged kernel costed by `cost_of` (all merged kernels in one
-    call; NaN or infinite: no cost) and kept with that cost when ``cost + launch`` is at
-    most its parts' costs plus one launch each; otherwise its parts are kept instead."""
-    merged = coalesce(graph, kernels, is_valid)
-    parts = {k.inside: k for k in kernels}
-    fresh = [k for k in merged if k.inside not in parts]
-    result = [k for k in merged if k.inside in parts]
-    for k, cost in zip(fresh, cost_of(fresh)):
-        inside = [p for p in kernels if p.sub_graph.overlaps(k.sub_graph)]
-        apart = sum(p.cost + launch(p.backend) for p in inside if p.cost is not None)
-        known = all(p.cost is not None for p in inside) and cost is not None
-        if known and cost + launch(k.backend) <= apart and cost < float("inf"):
-            result.append(Kernel(k.sub_graph, k.backend, cost))
-        else:
-            result.extend(inside)
-    return sorted(result, key=lambda k: k.inside & -k.inside)
-
-
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
     """The sub-graph's label when it labels the whole kernel (a plain labelled sub-graph
     or one composite covering it), else its distinct op names in dataflow order, TVM
@@ -158,7 +103,7 @@ def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
     return found
 
 
-def partition(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
+def form_regions(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
     """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region (a dead
     kernel of pure ops is erased)."""
     covered = 0
@@ -310,3 +255,54 @@ def _producers(op: Operation, position: Mapping[Operation, int]) -> list[Operati
         if isinstance(owner, Operation) and owner in position:
             found.append(owner)
     return sorted(set(found), key=position.__getitem__)
+
+
+_Region = tuple[str, list[Operation], list["_Region"]]
+"""A region's label, its ops (constants aside) and its nested composites."""
+
+
+def recover_kernels(func: FuncOp) -> tuple[DataflowGraph, list[Kernel]]:
+    """Inline the `collage.kernel` regions of `func` (composites included) and return its
+    dataflow graph with one kernel per region: the inverse of `partition`."""
+    found: list[tuple[KernelOp, _Region]] = []
+    for op in list(func.body.block.ops):
+        if isinstance(op, KernelOp):
+            found.append((op, _inline(op)))
+    graph = DataflowGraph(func)
+
+    def sub_graph(region: _Region) -> SubGraph:
+        label, ops, nested = region
+        inside = 0
+        for op in ops:
+            inside |= 1 << graph.node_of(op)
+        return SubGraph(graph, inside, label, tuple(sub_graph(n) for n in nested))
+
+    kernels = [Kernel(sub_graph(region), op.backend.data,
+                      None if op.cost is None else op.cost.value.data)
+               for op, region in found]
+    return graph, kernels
+
+
+def _inline(region_op: RegionOp) -> _Region:
+    """Move the body of `region_op` before it, in its place; the op is erased."""
+    block = region_op.body.block
+    terminator = block.last_op
+    assert terminator is not None
+    values = list(terminator.operands)
+    body = [op for op in block.ops if op is not terminator]
+    Rewriter.inline_block(block, InsertPoint.before(region_op), list(region_op.inputs))
+    for result, value in zip(region_op.results, values):
+        result.replace_all_uses_with(value)
+    Rewriter.erase_op(terminator)
+    label = region_op.label.data if region_op.label is not None else ""  # type: ignore
+    Rewriter.erase_op(region_op)
+    ops: list[Operation] = []
+    nested: list[_Region] = []
+    for op in body:
+        if isinstance(op, CompositeOp):
+            inner = _inline(op)
+            nested.append(inner)
+            ops += inner[1]
+        elif not op.has_trait(ConstantLike):
+            ops.append(op)
+    return label, ops, nested

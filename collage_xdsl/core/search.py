@@ -1,39 +1,15 @@
-"""Collage Phase 3: the cheapest cover of a function's nodes by candidate kernels.
+"""Collage Phase 3: the cheapest cover of a function's kernel nodes by candidate kernels.
 
-Dijkstra over *covered sets* (IndexSet ints). The start state covers the nodes that
-need no kernel (block arguments, constants); the goal covers every node. From a state
-only the candidates whose kernel nodes include the lowest uncovered node, and do not
-overlap the covered set, are expanded: applying C then D reaches the same state as D
-then C, so fixing the order by lowest node loses no cover. Nodes that need no kernel
-never block a candidate (a kernel may take a constant inside or leave it outside).
+    result = search(graph, candidates, cost_of, launch_penalty=1e-6)
+    result.chosen, result.total
 
-Edge cost = candidate cost + ``launch_penalty`` (host candidates, which run on the host
-executor, pay no penalty). Costs are non-negative and :class:`Cost` addition is
-monotone in the Cost order (known < Unknown < Invalid), so the first time a state is
-popped its cost is optimal. Determinism: the queue orders by (cost, covered set as
-int, insertion counter), candidates are tried in input order, and a path replaces the
-best known path to a state only when it is strictly cheaper.
-
-Boundary-aware costs (``transitions``, a :class:`TransitionCosts`; needs the graph and
-``backend_of``): a kernel also pays its backend's launch cost, and each tensor it reads
-from, or hands to, an already covered kernel node of another backend pays a crossing
-(`collage_xdsl.core.boundaries`). A crossing is charged when the second of its two kernels
-joins the cover, so every crossing of a cover is charged once. The state is still the
-covered set: the path that reaches a state first fixes the backends of its nodes, so with
-crossings the search is a best-first heuristic rather than exact (the end-to-end
-refinement, `collage-refine`, measures what it cannot see). Of candidates with the same
-kernel-node set the cheapest per backend is kept, since their crossings differ.
-
-Pruning before the search, both safe because they never remove the last cheapest cover
-(with crossings: the singles' crossings between each other count against them):
-
-* Invalid candidates are dropped, so a cover with an Invalid kernel is never returned.
-* Of the candidates with the same kernel-node set only the cheapest (first on ties) is
-  kept: in any cover it can replace the others at no greater cost.
-* A candidate of several nodes is dropped when single-node candidates exist for each of
-  its nodes whose best edge costs sum to at most its edge cost: in any cover, swapping
-  it for those singletons covers the same nodes at no greater cost (and a finer split
-  of a kernel cannot introduce a dependency cycle between kernels).
+Four steps, as in TVM's Collage: `price_candidates` (each candidate's edge cost, the
+cheapest per covered node set), `prune_candidates` (drop a multi-node candidate its
+single-node parts cover as cheaply), `candidate_index` (candidates by their lowest node)
+and `dijkstra` over covered node sets. With boundary costs (`transitions`) each kernel
+also pays its backend's launch and each tensor crossing backends a crossing; the search
+is then best-first rather than exact. The argument and its pruning rules are in
+`docs/design.md` ("The search").
 """
 
 from __future__ import annotations
@@ -50,7 +26,6 @@ from collage_xdsl.core.cost import Cost
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, first
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import CostEstimator, in_plan, kernel_request
 
 MAX_REASONS = 5
 """Invalid-candidate reasons quoted in a no-cover error."""
@@ -74,6 +49,80 @@ class SearchResult(Generic[C]):
     seconds: float
 
 
+@dataclass(frozen=True)
+class Edge:
+    """A candidate as a step of the search: what it covers and what taking it costs."""
+
+    cost: Cost
+    """The candidate's cost, its launch penalty and its backend's launch cost."""
+    work: int
+    """The kernel nodes it covers."""
+    index: int
+    """Its position in the candidates."""
+    backend: str | None
+    """Its backend when boundary costs count (None: the host, or no boundary costs)."""
+
+
+@dataclass
+class Problem(Generic[C]):
+    """What one search is asked: the candidates and how to cost and describe them."""
+
+    candidates: Sequence[C]
+    cost_of: Callable[[C], Cost | float]
+    size: int
+    needs_kernel: int
+    penalty: Cost
+    is_host: Callable[[C], bool]
+    describe: Callable[[C], str]
+    backend_of: Callable[[C], str | None]
+    graph: DataflowGraph | None
+    crossings: Crossings | None
+
+    @property
+    def full(self) -> int:
+        return (1 << self.size) - 1
+
+    def name(self, v: int) -> str:
+        return self.graph.nodes[v].name if self.graph is not None else f"node {v}"
+
+
+class Crossings:
+    """The crossing costs of a search with boundary costs: per edge, the tensors it reads
+    from and hands to kernel nodes outside it, priced against their backends."""
+
+    def __init__(self, graph: DataflowGraph, costs: TransitionCosts):
+        self.costs = costs
+        self.boundaries = Boundaries(graph)
+        self._of: dict[int, tuple[list, list]] = {}
+
+    def of(self, edge: Edge, inside: int) -> tuple[list, list]:
+        if edge.index not in self._of:
+            self._of[edge.index] = self.boundaries.crossings(inside)
+        return self._of[edge.index]
+
+    def against(self, edge: Edge, inside: int, owned: dict[str, int]) -> Cost:
+        """What `edge` pays for tensors to and from the kernel nodes each other backend
+        `owned` already covers."""
+        ins, outs = self.of(edge, inside)
+        total = 0.0
+        for theirs, mask in owned.items():
+            if theirs != edge.backend:
+                total += sum(self.costs.edge(theirs, edge.backend, n)
+                             for p, n in ins if mask >> p & 1)
+                total += sum(self.costs.edge(edge.backend, theirs, n)
+                             for q, n in outs if mask >> q & 1)
+        return Cost(total)
+
+    def among(self, edges: Sequence[Edge]) -> Cost:
+        """What single-node `edges` pay for the tensors they hand each other."""
+        where = {first(e.work): e.backend for e in edges}
+        total = 0.0
+        for e in edges:
+            _, outs = self.boundaries.crossings(e.work)
+            total += sum(self.costs.edge(e.backend, where[q], n) for q, n in outs if q in where)
+        return Cost(total)
+
+
 def search(
     graph_or_size: DataflowGraph | int,
     candidates: Sequence[C],
@@ -89,10 +138,22 @@ def search(
     """The cheapest exact cover of the ``needs_kernel`` nodes by ``candidates``.
 
     ``needs_kernel`` defaults to the graph's kernel nodes (all nodes for a bare size).
-    ``cost_of`` is called once per candidate. Raises :class:`CollageError` when no cover
-    exists, naming a node that cannot be covered and why.
-    """
+    ``cost_of`` is called once per candidate; host candidates (``is_host``) pay no launch
+    penalty. Raises :class:`CollageError` when no cover exists, naming a node that cannot
+    be covered and why."""
     started = time.perf_counter()
+    problem = _problem(graph_or_size, candidates, cost_of, needs_kernel, launch_penalty,
+                       is_host, describe, backend_of, transitions)
+    cheapest, invalid = price_candidates(problem)
+    edges = prune_candidates(problem, cheapest)
+    _check_coverable(problem, edges, invalid)
+    chosen, total, expanded = dijkstra(problem, candidate_index(edges))
+    return SearchResult([candidates[e.index] for e in chosen], total, expanded,
+                        time.perf_counter() - started)
+
+
+def _problem(graph_or_size, candidates, cost_of, needs_kernel, launch_penalty, is_host,
+             describe, backend_of, transitions) -> Problem:
     graph = graph_or_size if isinstance(graph_or_size, DataflowGraph) else None
     size = len(graph) if graph is not None else int(graph_or_size)
     full = (1 << size) - 1
@@ -103,213 +164,168 @@ def search(
     if not 0 <= launch_penalty < math.inf:
         raise CollageError(f"search: launch penalty must be finite seconds >= 0, not "
                            f"{launch_penalty}")
-    penalty = Cost(launch_penalty)
     if transitions is not None and transitions.is_zero:
         transitions = None
     if transitions is not None and (graph is None or backend_of is None):
         raise CollageError("search: transition costs need the graph and backend_of")
-    boundaries = Boundaries(graph) if transitions is not None else None
+    return Problem(candidates, cost_of, size, needs_kernel, Cost(launch_penalty),
+                   is_host or (lambda c: False), describe,
+                   backend_of if transitions is not None else (lambda c: None), graph,
+                   Crossings(graph, transitions) if transitions is not None else None)
 
-    def backend(i: int) -> str | None:
-        return backend_of(candidates[i]) if backend_of is not None else None
 
-    def name(v: int) -> str:
-        return graph.nodes[v].name if graph is not None else f"node {v}"
-
-    # -- cost every candidate once; keep the cheapest per kernel-node set --------------
-    invalid: list[tuple[int, str]] = []  # (work set, "candidate: reason")
-    # (work set, backend when crossings count) -> (edge cost, candidate index)
-    best_for: dict[tuple[int, str | None], tuple[Cost, int]] = {}
-    for i, c in enumerate(candidates):
-        if c.inside & ~full:
-            raise CollageError(
-                f"search: candidate {describe(c)} names nodes beyond the {size} nodes"
-            )
-        work = c.inside & needs_kernel
+def price_candidates(problem: Problem) -> tuple[dict[tuple[int, str | None], Edge],
+                                                list[tuple[int, str]]]:
+    """Each candidate's edge, the cheapest (first on ties) per covered node set and, with
+    boundary costs, backend; and the Invalid candidates as (nodes, "candidate: reason")."""
+    cheapest: dict[tuple[int, str | None], Edge] = {}
+    invalid: list[tuple[int, str]] = []
+    for i, c in enumerate(problem.candidates):
+        if c.inside & ~problem.full:
+            raise CollageError(f"search: candidate {problem.describe(c)} names nodes beyond "
+                               f"the {problem.size} nodes")
+        work = c.inside & problem.needs_kernel
         if not work:
             continue  # covers nothing that needs a kernel
-        cost = cost_of(c)
-        if not isinstance(cost, Cost):
-            try:
-                cost = Cost(cost)
-            except ValueError as e:
-                raise CollageError(f"search: candidate {describe(c)}: {e}") from None
+        cost = _as_cost(problem, c, problem.cost_of(c))
         if cost.is_invalid:
-            invalid.append((work, f"{describe(c)}: {cost.reason or 'Invalid'}"))
+            invalid.append((work, f"{problem.describe(c)}: {cost.reason or 'Invalid'}"))
             continue
-        edge = cost if is_host is not None and is_host(c) else cost + penalty
-        if transitions is not None and backend(i) is not None:
-            edge = edge + Cost(transitions.kernel(backend(i)))
-        key = (work, backend(i) if transitions is not None else None)
-        if key not in best_for or edge < best_for[key][0]:
-            best_for[key] = (edge, i)
+        backend = problem.backend_of(c)
+        edge = cost if problem.is_host(c) else cost + problem.penalty
+        if problem.crossings is not None and backend is not None:
+            edge = edge + Cost(problem.crossings.costs.kernel(backend))
+        key = (work, backend)
+        if key not in cheapest or edge < cheapest[key].cost:
+            cheapest[key] = Edge(edge, work, i, backend)
+    return cheapest, invalid
 
-    best_single: dict[int, tuple[Cost, int]] = {}
-    for (w, _), (e, i) in best_for.items():
-        v = first(w)
-        if w & (w - 1) == 0 and (v not in best_single or e < best_single[v][0]):
-            best_single[v] = (e, i)
 
-    def singles_cost(work: int) -> Cost | None:
-        """The cost of covering ``work`` by the best single-node candidates (None: some
-        node has none), crossings between them included."""
-        singles = [best_single.get(v) for v in bits(work)]
-        if None in singles:
-            return None
-        total = sum((e for e, _ in singles), Cost.zero())
-        if boundaries is not None:
-            where = {v: backend(i) for v, (_, i) in zip(bits(work), singles)}
-            for v in bits(work):
-                _, outs = boundaries.crossings(1 << v)
-                total = total + Cost(sum(transitions.edge(where[v], where[q], n)
-                                         for q, n in outs if q in where))
-        return total
+def _as_cost(problem: Problem, candidate, cost: Cost | float) -> Cost:
+    if isinstance(cost, Cost):
+        return cost
+    try:
+        return Cost(cost)
+    except ValueError as e:
+        raise CollageError(f"search: candidate {problem.describe(candidate)}: {e}") from None
 
-    at: dict[int, list[tuple[Cost, int, int]]] = {}
-    crossings: dict[int, tuple[list, list]] = {}
-    reachable = 0
-    for (work, _), (edge, i) in sorted(best_for.items(), key=lambda item: item[1][1]):
-        if work & (work - 1):
-            singles = singles_cost(work)
-            if singles is not None and singles <= edge:
+
+def prune_candidates(problem: Problem, cheapest: dict[tuple[int, str | None], Edge]
+                     ) -> list[Edge]:
+    """The edges worth expanding, in candidate order: a multi-node edge is dropped when
+    the best single-node edges of its nodes (their crossings between each other included)
+    cost at most as much; swapping it for them covers the same nodes no dearer."""
+    single: dict[int, Edge] = {}
+    for e in cheapest.values():
+        v = first(e.work)
+        if e.work & (e.work - 1) == 0 and (v not in single or e.cost < single[v].cost):
+            single[v] = e
+    kept = []
+    for e in sorted(cheapest.values(), key=lambda e: e.index):
+        if e.work & (e.work - 1):
+            parts = [single.get(v) for v in bits(e.work)]
+            if None not in parts and _singles_cost(problem, parts) <= e.cost:
                 continue
-        at.setdefault(first(work), []).append((edge, work, i))
-        if boundaries is not None and backend(i) is not None:
-            crossings[i] = boundaries.crossings(candidates[i].inside)
-        reachable |= work
+        kept.append(e)
+    return kept
 
-    uncoverable = needs_kernel & ~reachable
-    if uncoverable:
-        v = first(uncoverable)
-        reasons = [r for w, r in invalid if w >> v & 1]
-        shown = "; ".join(reasons[:MAX_REASONS])
-        if len(reasons) > MAX_REASONS:
-            shown += f"; and {len(reasons) - MAX_REASONS} more"
-        why = (
-            f"every candidate containing it is Invalid: {shown}"
-            if reasons else "no candidate contains it"
-        )
-        raise CollageError(f"search: cannot cover {name(v)}: {why}")
 
-    # -- Dijkstra -----------------------------------------------------------------------
-    start = full & ~needs_kernel
-    best: dict[int, tuple[Cost, int, int]] = {start: (Cost.zero(), -1, -1)}
-    owners: dict[int, dict[str, int]] = {start: {}}
-    """Per state on its best path: backend -> the kernel nodes it covers (crossings only)."""
+def _singles_cost(problem: Problem, parts: list[Edge]) -> Cost:
+    total = sum((e.cost for e in parts), Cost.zero())
+    if problem.crossings is not None:
+        total = total + problem.crossings.among(parts)
+    return total
 
-    def crossing_cost(i: int, owned: dict[str, int]) -> Cost:
-        b = backend(i)
-        ins, outs = crossings.get(i, ((), ()))
-        total = 0.0
-        for theirs, mask in owned.items():
-            if theirs != b:
-                total += sum(transitions.edge(theirs, b, n) for p, n in ins if mask >> p & 1)
-                total += sum(transitions.edge(b, theirs, n) for q, n in outs if mask >> q & 1)
-        return Cost(total)
 
+def candidate_index(edges: Sequence[Edge]) -> dict[int, list[Edge]]:
+    """The edges by the lowest node they cover: the only ones the search expands from a
+    state whose lowest uncovered node that is."""
+    index: dict[int, list[Edge]] = {}
+    for e in edges:
+        index.setdefault(first(e.work), []).append(e)
+    return index
+
+
+def _check_coverable(problem: Problem, edges: Sequence[Edge],
+                     invalid: Sequence[tuple[int, str]]) -> None:
+    reachable = 0
+    for e in edges:
+        reachable |= e.work
+    uncoverable = problem.needs_kernel & ~reachable
+    if not uncoverable:
+        return
+    v = first(uncoverable)
+    reasons = [r for w, r in invalid if w >> v & 1]
+    shown = "; ".join(reasons[:MAX_REASONS])
+    if len(reasons) > MAX_REASONS:
+        shown += f"; and {len(reasons) - MAX_REASONS} more"
+    why = f"every candidate containing it is Invalid: {shown}" if reasons else \
+        "no candidate contains it"
+    raise CollageError(f"search: cannot cover {problem.name(v)}: {why}")
+
+
+@dataclass
+class _State:
+    cost: Cost
+    previous: int
+    edge: Edge | None
+    owned: dict[str, int]
+    """Per backend, the kernel nodes its path covers (boundary costs only)."""
+
+
+def dijkstra(problem: Problem, index: dict[int, list[Edge]]) -> tuple[list[Edge], Cost, int]:
+    """The cheapest path from the covered set of nodes needing no kernel to the full set:
+    its edges, its cost and the states expanded. The queue orders by (cost, covered set,
+    insertion), and a path replaces the best known one only when strictly cheaper."""
+    full = problem.full
+    start = full & ~problem.needs_kernel
+    best = {start: _State(Cost.zero(), -1, None, {})}
     queue: list[tuple[tuple[int, float], int, int]] = [(Cost.zero().sort_key(), start, 0)]
-    pushed = 1
-    done: set[int] = set()
-    dead_end = -1
+    pushed, done, dead_end = 1, set(), -1
     while queue:
         _, covered, _ = heapq.heappop(queue)
         if covered in done:
             continue  # a stale entry: this state was reached more cheaply before
         done.add(covered)
         if covered == full:
-            return _result(candidates, best, covered, len(done), started)
-        cost = best[covered][0]
-        v = first(full & ~covered)
+            return _path(best, covered), best[covered].cost, len(done)
+        state, v = best[covered], first(full & ~covered)
         fired = False
-        for edge, work, i in at.get(v, ()):
-            if work & covered:
+        for e in index.get(v, ()):
+            if e.work & covered:
                 continue
-            fired = True
-            nxt = covered | work
+            fired, nxt = True, covered | e.work
             if nxt in done:
                 continue
-            new = cost + edge
-            if i in crossings:
-                new = new + crossing_cost(i, owners[covered])
-            old = best.get(nxt)
-            if old is None or new < old[0]:
-                best[nxt] = (new, covered, i)
-                if boundaries is not None:
-                    owned = dict(owners[covered])
-                    b = backend(i)
-                    if b is not None:
-                        owned[b] = owned.get(b, 0) | work
-                    owners[nxt] = owned
+            new = state.cost + e.cost + _crossing(problem, e, state.owned)
+            if nxt not in best or new < best[nxt].cost:
+                best[nxt] = _State(new, covered, e, _owned_after(problem, e, state.owned))
                 heapq.heappush(queue, (new.sort_key(), nxt, pushed))
                 pushed += 1
         if not fired:
             dead_end = max(dead_end, v)
     raise CollageError(
         f"search: no combination of non-overlapping candidates covers every node: "
-        f"{name(dead_end)} is only contained in candidates that overlap nodes which other "
-        "candidates must cover"
-    )
+        f"{problem.name(dead_end)} is only contained in candidates that overlap nodes which "
+        "other candidates must cover")
 
 
-def _result(candidates, best, covered, expanded, started) -> SearchResult:
-    total = best[covered][0]
+def _crossing(problem: Problem, e: Edge, owned: dict[str, int]) -> Cost:
+    if problem.crossings is None or e.backend is None:
+        return Cost.zero()
+    return problem.crossings.against(e, problem.candidates[e.index].inside, owned)
+
+
+def _owned_after(problem: Problem, e: Edge, owned: dict[str, int]) -> dict[str, int]:
+    if problem.crossings is None or e.backend is None:
+        return owned
+    return {**owned, e.backend: owned.get(e.backend, 0) | e.work}
+
+
+def _path(best: dict[int, _State], covered: int) -> list[Edge]:
     chosen = []
-    while best[covered][1] != -1:
-        _, covered, i = best[covered]
-        chosen.append(candidates[i])
-    chosen.reverse()
-    return SearchResult(chosen, total, expanded, time.perf_counter() - started)
-
-
-def kernel_cost(estimator: CostEstimator, sub_graph, backend: str) -> Cost:
-    """``sub_graph`` on ``backend`` as a kernel of a plan of its graph: alone when it does
-    all of the graph's work (the plan's only kernel), else with its sequence cost
-    (`collage_xdsl.measure.estimator.in_plan`)."""
-    request = kernel_request(sub_graph, backend)
-    return in_plan(estimator.measure(request), alone=request.alone)
-
-
-def search_candidates(
-    graph: DataflowGraph, candidates: Sequence, estimator: CostEstimator,
-    *, launch_penalty: float = 0.0, transitions: TransitionCosts | None = None,
-) -> SearchResult:
-    """:func:`search` over candidate kernels (``.sub_graph``, ``.spec.name``,
-    ``.spec.backend``, ``.describe(graph)``): host candidates (a spec without backend)
-    cost nothing, pay no launch penalty and no crossings; the others are costed by
-    ``estimator`` (`kernel_cost`: with their sequence costs unless they do all the work),
-    plus ``transitions`` when given."""
-
-    def is_host(c) -> bool:
-        return c.spec.backend is None
-
-    def cost_of(c) -> Cost:
-        if is_host(c):
-            return Cost.zero()
-        return kernel_cost(estimator, c.sub_graph, c.spec.name)
-
-    return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
-                  is_host=is_host, describe=lambda c: c.describe(graph),
-                  backend_of=lambda c: None if is_host(c) else c.spec.name,
-                  transitions=transitions)
-
-
-def alone_totals(
-    graph: DataflowGraph, candidates: Sequence, estimator: CostEstimator,
-    *, launch_penalty: float = 0.0, transitions: TransitionCosts | None = None,
-) -> dict[str, Cost | str]:
-    """For each backend with candidates, in first-candidate order: the total of the
-    cheapest cover by its candidates and the host's alone (what :func:`search_candidates`
-    finds with only that backend enabled), or why there is none. Against these, the
-    mixed cover's total shows what mixing backends gains by the cost model's own
-    estimates. Every cost was estimated for the mixed search already."""
-    backends = list(dict.fromkeys(c.spec.name for c in candidates if c.spec.backend is not None))
-    totals: dict[str, Cost | str] = {}
-    for backend in backends:
-        own = [c for c in candidates if c.spec.backend is None or c.spec.name == backend]
-        try:
-            totals[backend] = search_candidates(
-                graph, own, estimator, launch_penalty=launch_penalty, transitions=transitions
-            ).total
-        except CollageError as e:
-            totals[backend] = str(e)
-    return totals
+    while best[covered].edge is not None:
+        state = best[covered]
+        chosen.append(state.edge)
+        covered = state.previous
+    return chosen[::-1]

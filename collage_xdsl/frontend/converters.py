@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i1, i
 from xdsl.ir import SSAValue
 
 from collage_xdsl.dialects import collage as C
-from collage_xdsl.frontend.onnx_import import NodeContext, Value, _onnx_dtype
+from collage_xdsl.frontend.context import NodeContext, Value, onnx_dtype
 from collage_xdsl.ir.tensors import constant_op, np_dtype
 
 Converter = Callable[[NodeContext], Sequence[Value | None]]
@@ -128,7 +128,7 @@ def convert_clip(ctx: NodeContext):
 
 @converter("Cast")
 def convert_cast(ctx: NodeContext):
-    elt = ctx.element_type(_onnx_dtype(ctx.attr("to")))
+    elt = ctx.element_type(onnx_dtype(ctx.attr("to")))
     if ctx.type(0).get_element_type() == elt:
         return [ctx.value(0)]
     return [ctx.emit(C.CastOp, ctx.value(0), elt)]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -30,15 +29,13 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
-from xdsl.utils.exceptions import VerifyException
 
 from collage_xdsl.errors import CollageError
+from collage_xdsl.frontend.context import FrontendError, NodeContext, Value, onnx_dtype
+from collage_xdsl.frontend.converters import CONVERTERS
 from collage_xdsl.ir.tensors import TensorError, constant_op, ir_dtype, np_dtype
-
-Value = SSAValue | np.ndarray
-"""A node input or output: an SSA value, or a numpy array for a folded constant."""
 
 MIN_OPSET = 9
 """The oldest ai.onnx opset the converters know the attribute / input conventions of."""
@@ -51,101 +48,9 @@ _SHAPE_ONLY = {"Shape", "Size"}
 """Ops that always fold: every shape is static, whether or not the value is known."""
 
 
-class FrontendError(CollageError):
-    """The model cannot be imported; the message names the file, node and reason."""
-
-
 def _sanitize(name: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
     return name if name and not name[0].isdigit() else f"_{name}"
-
-
-def _onnx_dtype(elem_type: int) -> np.dtype:
-    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
-
-
-class NodeContext:
-    """What a converter sees of one ONNX node: attributes, inputs, and a way to emit ops."""
-
-    def __init__(self, importer: OnnxImporter, node: onnx.NodeProto, opset: int):
-        self.importer = importer
-        self.node = node
-        self.opset = opset
-        self.attrs: dict[str, Any] = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-
-    # -- naming and errors ---------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        return self.node.name or (self.node.output[0] if self.node.output else "?")
-
-    def error(self, reason: str) -> FrontendError:
-        return self.importer.error(f"node '{self.name}' ({self.node.op_type}): {reason}")
-
-    # -- attributes ------------------------------------------------------------------
-
-    def attr(self, name: str, default: Any = None) -> Any:
-        value = self.attrs.get(name, default)
-        return value.decode() if isinstance(value, bytes) else value
-
-    def ints_attr(self, name: str, default: Sequence[int] | None = None) -> list[int] | None:
-        value = self.attrs.get(name, default)
-        return None if value is None else [int(v) for v in value]
-
-    # -- inputs ----------------------------------------------------------------------
-
-    def has(self, i: int) -> bool:
-        return i < len(self.node.input) and self.node.input[i] != ""
-
-    def inputs(self) -> list[int]:
-        return [i for i in range(len(self.node.input)) if self.has(i)]
-
-    def raw(self, i: int) -> Value:
-        return self.importer.values[self.node.input[i]]
-
-    def is_const(self, i: int) -> bool:
-        return isinstance(self.raw(i), np.ndarray)
-
-    def const(self, i: int, what: str) -> np.ndarray:
-        value = self.raw(i)
-        if not isinstance(value, np.ndarray):
-            raise self.error(f"input '{what}' must be a constant, it depends on the graph inputs")
-        return value
-
-    def value(self, i: int) -> SSAValue:
-        return self.importer.ssa(self.node.input[i])
-
-    def type(self, i: int) -> TensorType:
-        value = self.raw(i)
-        if isinstance(value, np.ndarray):
-            return TensorType(self.element_type(value.dtype), value.shape)
-        assert isinstance(value.type, TensorType)
-        return value.type
-
-    def shape(self, i: int) -> tuple[int, ...]:
-        return tuple(self.type(i).get_shape())
-
-    def output_used(self, i: int) -> bool:
-        return i < len(self.node.output) and self.node.output[i] in self.importer.used
-
-    # -- emitting ops ------------------------------------------------------------------
-
-    def emit(self, build, *args, **kwargs) -> SSAValue:
-        """Build an op (``build(*args, **kwargs)``), append it, verify it; its first result."""
-        try:
-            op: Operation = build(*args, **kwargs)
-            op.verify()
-        except VerifyException as e:
-            raise self.error(str(e)) from None
-        self.importer.block.add_op(op)
-        return op.results[0]
-
-    def emit_op(self, build, *args, **kwargs) -> Operation:
-        """Like `emit`, for ops with several results."""
-        return self.emit(build, *args, **kwargs).owner  # type: ignore[return-value]
-
-    def element_type(self, dtype: np.dtype) -> Attribute:
-        return self.importer.element_type(dtype, f"node '{self.name}' ({self.node.op_type})")
 
 
 class OnnxImporter:
@@ -153,7 +58,6 @@ class OnnxImporter:
 
     def __init__(self, model: onnx.ModelProto, source: str,
                  input_shapes: dict[str, list[int]] | None):
-        from collage_xdsl.frontend.converters import CONVERTERS
 
         self.converters = CONVERTERS
         self.model = model
@@ -278,7 +182,7 @@ class OnnxImporter:
         t = info.type
         if not t.HasField("tensor_type"):
             raise self.error(f"input '{info.name}' is not a tensor")
-        dtype = _onnx_dtype(t.tensor_type.elem_type)
+        dtype = onnx_dtype(t.tensor_type.elem_type)
         if info.name in self.input_shapes:
             shape = [int(d) for d in self.input_shapes[info.name]]
             dims = t.tensor_type.shape.dim
@@ -393,12 +297,12 @@ class OnnxImporter:
         tt = expected.tensor_type
         assert isinstance(actual, TensorType)
         shape = list(actual.get_shape())
-        if tt.elem_type and ctx.element_type(_onnx_dtype(tt.elem_type)) != (
+        if tt.elem_type and ctx.element_type(onnx_dtype(tt.elem_type)) != (
             actual.get_element_type()
         ):
             raise ctx.error(
                 f"output '{name}' has element type {actual.get_element_type()}, ONNX infers "
-                f"{_onnx_dtype(tt.elem_type)}"
+                f"{onnx_dtype(tt.elem_type)}"
             )
         if not tt.HasField("shape"):
             return
@@ -430,3 +334,39 @@ def import_onnx(
         except Exception as e:  # protobuf decode errors have no common base class
             raise FrontendError(f"{source}: not a readable ONNX model: {e}") from None
     return OnnxImporter(model, source, input_shapes).run()
+
+
+def parse_input_shapes(specs: Sequence[str] | None) -> dict[str, list[int]] | None:
+    """``--input-shape NAME:D1,D2,...`` values (symbolic input dimensions fixed) as the
+    frontend's ``input_shapes``; None when there are none."""
+    if not specs:
+        return None
+    shapes: dict[str, list[int]] = {}
+    for spec in specs:
+        name, sep, dims = spec.rpartition(":")
+        try:
+            shape = [int(d) for d in dims.split(",")]
+        except ValueError:
+            shape = []
+        if not sep or not name or not shape or min(shape) < 1 or name in shapes:
+            raise CollageError(f"--input-shape: expected NAME:D1,D2,... with positive "
+                               f"dimensions, each input once, got {spec!r}")
+        shapes[name] = shape
+    return shapes
+
+
+def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None = None
+              ) -> tuple[ModuleOp, onnx.ModelProto]:
+    """Import the serialized ONNX model `data` read from `name` (named in every error),
+    with `input_shapes` fixing symbolic input dimensions."""
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as e:  # protobuf decode errors have no common base class
+        raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
+    if not model.HasField("graph"):
+        raise FrontendError(f"{name}: not an ONNX model: it has no graph"
+                            + (" (the file is empty)" if not data else ""))
+    try:
+        return import_onnx(model, input_shapes), model
+    except FrontendError as e:  # its message names the graph and node; add the file
+        raise FrontendError(f"{name}: {e}") from None

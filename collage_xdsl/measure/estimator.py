@@ -16,13 +16,10 @@ equal candidates are costed once per estimator.
 from __future__ import annotations
 
 import math
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import groupby
-from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -34,11 +31,6 @@ from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.inputs import random_arguments
 
-MIN_SEQUENCE_SAMPLES = 3
-"""Calls right after another kernel (and right after its own) a sequence cost needs."""
-ALONE_ROUND_S = 0.02
-"""A timing round of a kernel that does all the work lasts at least this long (with
-``alone_span_s``): mostly calls right after its own, as when it runs as the plan."""
 FUSION_DISCOUNT = 0.9
 """Mock model: the i-th op (from 0) of a kernel costs ``base * FUSION_DISCOUNT**i``."""
 
@@ -233,10 +225,6 @@ class MockCostEstimator(CostEstimator):
         return Measurement(Cost(total))
 
 
-CompileHook = Callable[[ModuleOp, str], Callable[..., Any]]
-"""``compile(kernel_module, backend) -> callable`` taking the kernel's inputs."""
-
-
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     """Random arguments for the (first) function of a kernel module: floats ~ N(0, 1),
     random bools, integers in [0, 4) (within the axis when they index a gather)."""
@@ -244,276 +232,6 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
     if func is None:
         raise CollageError("kernel module has no func.func to run")
     return random_arguments(func, seed, int_high=4, cap_indices=True)
-
-
-def measurement(evict: bool, min_span_s: float) -> str:
-    """How kernel costs are measured: after eviction or back to back
-    (`collage_xdsl.measure.evict.needs_eviction`), over how long a span of time
-    (`MeasuredCostEstimator`'s ``min_span_s``), and with sequence costs
-    (`Measurement.sequence`). Part of a cost's key in the cost database, so that costs
-    measured another way are measured again."""
-    how = "L2 evicted before each run" if evict else "back to back (the run fits in L2)"
-    if min_span_s > 0:
-        how += f"; samples over {min_span_s:g} s"
-    return f"{how}; with sequence costs"
-
-
-def alone_measurement(alone_span_s: float) -> str:
-    """How kernels that do all the work (`KernelRequest.alone`) are measured besides
-    `measurement`: part of their costs' key in the cost database."""
-    return (f"alone: in alternation with other whole-model kernels only, for {alone_span_s:g} s, "
-            "calls right after its own, never after eviction")
-
-
-class MeasuredCostEstimator(CostEstimator):
-    """Times compiled kernels.
-
-    Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup`` times
-    untimed, then time runs in rounds of ``round_runs``, each run right after ``evict()``
-    when given (`collage_xdsl.measure.evict`: the kernel's cost as in a whole run). After each round
-    the statistic (the ``percentile`` of all samples, the median by default) is compared
-    with the previous round's: it stops once they differ by at most ``tolerance``
-    (relative) and its samples span ``min_span_s`` of wall time, or when ``max_runs``
-    samples or ``budget_s`` seconds of its own rounds are spent. The cost is the statistic;
-    the spread is the interquartile range.
-
-    With ``alone_span_s`` > 0 a kernel that does all the work (`KernelRequest.alone`:
-    the plan when it is chosen) is timed as the plan runs: in rounds of at least
-    `ALONE_ROUND_S`, until its samples span ``alone_span_s`` of wall time and its rounds
-    took ``budget_s`` (no ``max_runs``, no early stop), its cost the statistic of the
-    calls right after its own, never after ``evict()``: in its plan nothing runs between
-    its calls that could displace its data. (On whole-model kernels of the MLP and the
-    MNIST CNN, each backend's, timed after eviction took 1.08-1.13x of the plan's run,
-    back to back 0.97-1.00x: `collage_xdsl.runtime.additivity`.) Such kernels decide between
-    whole-model plans that differ by 10-30%, and one batch's median at 1 s did not: it
-    had the MLP's TVM kernel at 125 us against ONNX Runtime's 113 us, where the benchmark
-    ran them at 80 and 112 us.
-
-    Kernels are measured in batches (`measurement_batches`: whole sub-graphs, at most
-    ``batch_kernels`` kernels and ``batch_bytes`` bytes): a batch is compiled first and
-    then timed round by round in alternation (`measure_group`), so a kernel's rounds are
-    spread over the time the batch takes, without costing more of it. This machine's
-    speed wanders with a correlation time of a few hundred milliseconds: the medians of
-    50 ms windows of one kernel's back-to-back runs varied by 17-22% (coefficient of
-    variation, `scripts/speed_windows.py`), of 1 s windows by 6-11%, and a measurement
-    that stopped after a few stable rounds (a few milliseconds to 0.1 s) got whatever
-    window it fell into.
-    """
-
-    def __init__(
-        self,
-        compile: CompileHook,
-        make_inputs: Callable[[ModuleOp], Sequence[np.ndarray]] = random_inputs,
-        *,
-        warmup: int = 2,
-        round_runs: int = 5,
-        max_runs: int = 200,
-        budget_s: float = 1.0,
-        tolerance: float = 0.02,
-        percentile: float = 50.0,
-        min_span_s: float = 0.0,
-        alone_span_s: float = 0.0,
-        batch_kernels: int = 1,
-        batch_bytes: int = 1 << 30,
-        clock: Callable[[], float] = time.perf_counter,
-        evict: Callable[[], None] | None = None,
-    ):
-        super().__init__()
-        if not 0 <= percentile <= 100:
-            raise CollageError(f"measured estimator: percentile {percentile} not in [0, 100]")
-        if round_runs < 1 or max_runs < round_runs:
-            raise CollageError(
-                f"measured estimator: need 1 <= round_runs ({round_runs}) <= max_runs ({max_runs})"
-            )
-        if min_span_s < 0 or alone_span_s < 0 or batch_kernels < 1 or batch_bytes < 0:
-            raise CollageError(
-                f"measured estimator: need min_span_s ({min_span_s}) >= 0, alone_span_s "
-                f"({alone_span_s}) >= 0, batch_kernels ({batch_kernels}) >= 1 and "
-                f"batch_bytes ({batch_bytes}) >= 0")
-        self.compile = compile
-        self.make_inputs = make_inputs
-        self.warmup = warmup
-        self.round_runs = round_runs
-        self.max_runs = max_runs
-        self.budget_s = budget_s
-        self.tolerance = tolerance
-        self.percentile = percentile
-        self.min_span_s = min_span_s
-        self.alone_span_s = alone_span_s
-        self.batch_kernels = batch_kernels
-        self.batch_bytes = batch_bytes
-        self.clock = clock
-        self.evict = evict
-
-    def _measure(self, request: KernelRequest) -> Measurement:
-        (measured,) = self.measure_group([request])
-        return measured
-
-    def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
-        """One batch at a time (`measurement_batches`; `measurement_order` put each
-        sub-graph's backends next to each other), timed in alternation (`measure_group`)."""
-        for batch in measurement_batches(requests, self.batch_kernels, self.batch_bytes):
-            yield from self.measure_group(batch)
-
-    def measure_group(self, requests: Sequence[KernelRequest],
-                      progress: Callable[[], None] = lambda: None) -> list[Measurement]:
-        """Kernels measured together (a sub-graph's backends, or a batch of sub-graphs):
-        each one built, compiled and warmed up, then all timed in alternating rounds (a
-        round of the first, a round of the next, ...), each until its own statistic is
-        stable over ``min_span_s``. Timed one after another, the second backend's compile
-        (a second for TVM) sat between the timings, and this machine's speed moves by a
-        third between half seconds; in alternation each backend is timed in the same
-        moments. ``progress()`` is called after each kernel is prepared and after each
-        pass of rounds (a worker tells its parent it is not hung).
-
-        A pass takes the kernels backend by backend, each backend's from one further on
-        than the pass before, so a round's first call mostly comes right after a call of
-        another kernel of the same backend, as a kernel's calls do in a run of several
-        kernels, and its other calls right after its own, as a one-kernel plan's calls
-        do. The difference of the two medians is the kernel's sequence cost
-        (`Measurement.sequence`): called one after another, the kernels of light
-        ShuffleNet's 16-kernel ONNX Runtime plan took 25-50 us a call more than each
-        called repeatedly (`scripts/sequence_penalty.py`), with the L2 caches evicted
-        before every call either way. It over-states what a plan pays, 2.4-3.1x on three
-        of five plans (`collage_xdsl.core.boundaries`; likely because a pass over a batch
-        displaces more than a run of one plan does): an upper bound."""
-        results: dict[int, Measurement] = {}
-        timing: dict[int, _Timing] = {}
-        for i, request in enumerate(requests):
-            ready = self._prepare(request)
-            if isinstance(ready, Measurement):
-                results[i] = ready
-            else:
-                timing[i] = ready
-            progress()
-        backend_of = {i: requests[i].backend for i in timing}
-        groups = [list(g) for _, g in groupby(sorted(timing, key=backend_of.get),
-                                              key=backend_of.get)]
-        last: _Timing | None = None
-        passes = 0
-        while timing:
-            for i in _pass_order(groups, timing, passes):
-                t = timing[i]
-                done = self._round(t, after=_After.OWN if last is t else
-                                   _After.SAME_BACKEND if last is not None
-                                   and last.backend == t.backend else _After.OTHER)
-                last = t
-                if done is not None:
-                    results[i] = done
-                    del timing[i]
-            passes += 1
-            progress()
-        return [results[i] for i in range(len(requests))]
-
-    def _prepare(self, request: KernelRequest) -> _Timing | Measurement:
-        """The kernel compiled, its inputs made and its warm-up runs done, or why not."""
-        where = f"kernel {request.key} on {request.backend}"
-        try:
-            module = request.build()
-            kernel = self.compile(module, request.backend)
-        except Exception as e:  # a backend toolchain failing is a result, not a crash
-            return invalid_measurement(f"{where}: compile failed: {type(e).__name__}: {e}")
-        try:
-            inputs = list(self.make_inputs(module))
-        except Exception as e:
-            return invalid_measurement(f"{where}: could not make inputs: {type(e).__name__}: {e}")
-        try:
-            for _ in range(self.warmup):
-                kernel(*inputs)
-        except Exception as e:
-            return invalid_measurement(
-                f"{where}: run failed after 0 timed runs: {type(e).__name__}: {e}")
-        return _Timing(where, request.backend, kernel, inputs,
-                       alone=request.alone and self.alone_span_s > 0)
-
-    def _round(self, t: _Timing, after: _After) -> Measurement | None:
-        """Time one round of `t`'s kernel, its first call right after `after`; its
-        measurement once it is done."""
-        started = self.clock()
-        if t.first is None:
-            t.first = started
-        try:
-            run = 0
-            while run < self.round_runs or t.alone and self.clock() - started < ALONE_ROUND_S:
-                if self.evict is not None and not t.alone:
-                    self.evict()
-                t0 = self.clock()
-                t.kernel(*t.inputs)
-                seconds = self.clock() - t0
-                t.samples.append(seconds)
-                if run > 0 or after is _After.OWN:
-                    t.after_own.append(seconds)
-                elif after is _After.SAME_BACKEND:
-                    t.after_other.append(seconds)
-                run += 1
-        except Exception as e:
-            return invalid_measurement(f"{t.where}: run failed after {len(t.samples)} timed "
-                                       f"runs: {type(e).__name__}: {e}")
-        ended = self.clock()
-        t.spent += ended - started
-        if t.alone:
-            if ended - t.first < self.alone_span_s or t.spent < self.budget_s:
-                return None
-            timed = t.after_own if len(t.after_own) >= MIN_SEQUENCE_SAMPLES else t.samples
-            stat = float(np.percentile(timed, self.percentile))
-        else:
-            stat = float(np.percentile(t.samples, self.percentile))
-            stable = (t.previous is not None and abs(stat - t.previous) <= self.tolerance * stat
-                      and ended - t.first >= self.min_span_s)
-            if not (stable or len(t.samples) + self.round_runs > self.max_runs
-                    or t.spent >= self.budget_s):
-                t.previous = stat
-                return None
-        q25, q75 = np.percentile(t.samples, [25, 75])
-        sequence = (float(np.median(t.after_other) - np.median(t.after_own))
-                    if min(len(t.after_other), len(t.after_own)) >= MIN_SEQUENCE_SAMPLES
-                    else 0.0)
-        return Measurement(Cost(max(stat, 0.0)), float(q75 - q25), len(t.samples),
-                           sequence=sequence)
-
-
-def _pass_order(groups: Sequence[Sequence[int]], live: Container[int], n: int) -> list[int]:
-    """Pass `n` of `measure_group`: the `live` kernels of each group (a backend's) in turn,
-    each group's from its `n`-th on (so the first of a group, which follows another
-    backend's, changes from pass to pass)."""
-    order: list[int] = []
-    for group in groups:
-        left = [i for i in group if i in live]
-        if left:
-            start = n % len(left)
-            order += left[start:] + left[:start]
-    return order
-
-
-class _After(Enum):
-    """What a timed call came right after."""
-
-    OWN = "a call of the same kernel"
-    SAME_BACKEND = "a call of another kernel of the same backend"
-    OTHER = "a call on another backend, or nothing timed yet"
-
-
-@dataclass
-class _Timing:
-    """A kernel being timed by `MeasuredCostEstimator.measure_group`."""
-
-    where: str
-    backend: str
-    kernel: Callable[..., Any]
-    inputs: list
-    alone: bool = False
-    """Timed as a plan's only kernel (`MeasuredCostEstimator`'s ``alone_span_s``)."""
-    samples: list[float] = field(default_factory=list)
-    after_own: list[float] = field(default_factory=list)
-    """The samples of calls right after a call of the same kernel."""
-    after_other: list[float] = field(default_factory=list)
-    """The samples of calls right after a call of another kernel of the same backend."""
-    previous: float | None = None
-    """The statistic after the previous round."""
-    first: float | None = None
-    """When its first timed round started."""
-    spent: float = 0.0
-    """Seconds its rounds took so far (evictions included)."""
 
 
 def in_plan(m: Measurement, alone: bool) -> Cost:

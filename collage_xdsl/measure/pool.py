@@ -54,34 +54,33 @@ Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
 
 from __future__ import annotations
 
-import os
 import pickle
-import signal
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+from collage_xdsl.backends import BackendOptions, get_backend
 from collage_xdsl.backends.kernel import CompiledKernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
-from collage_xdsl.ir.tensors import weight_store
 from collage_xdsl.measure.estimator import (
     CostEstimator,
     KernelRequest,
-    MeasuredCostEstimator,
     Measurement,
     invalid_measurement,
     measurement_batches,
 )
 from collage_xdsl.measure.evict import Evictor
+from collage_xdsl.measure.measured import MeasuredCostEstimator
 from collage_xdsl.measure.workers import WorkerProcess, incoming
 
 WorkerCompileHook = Callable[[ModuleOp, str, ThreadPolicy], CompiledKernel]
@@ -92,12 +91,11 @@ PROGRESS_DELAY_S = 2.0
 """A measurement run shorter than this shows no progress bar."""
 
 
-def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
-    """The default hook: the registered backend's codegen, ``Backend.compile`` (built-ins
-    and entry points; a backend registered in the parent's memory only is unknown here)."""
-    from collage_xdsl.backends import get_backend
-
-    return get_backend(backend).compile(module, policy)
+def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy,
+                         options: BackendOptions | None = None) -> CompiledKernel:
+    """The default hook: the registered backend's codegen with its `options`
+    (`Backend.compile`; a backend registered in the parent's memory only is unknown here)."""
+    return get_backend(backend, **(options or {}).get(backend, {})).compile(module, policy)
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,6 @@ class _WorkerConfig:
     compile: WorkerCompileHook
     policy: ThreadPolicy
     settings: MeasureSettings
-    weights_dir: str
 
 
 _ALIVE = "alive"
@@ -159,9 +156,6 @@ class _Job:
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
     """The worker process: measure each batch of jobs sent (`MeasuredCostEstimator.
     measure_group`) until ``None`` or the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
-    os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
     ctx = ir_context()
     compiled: list[CompiledKernel] = []
 
@@ -189,6 +183,7 @@ class _Worker(WorkerProcess):
 
     def __init__(self, config: _WorkerConfig, start_timeout_s: float):
         super().__init__(_worker_main, (config,), name="collage-measure",
+                         threads=config.policy.threads,
                          what="measurement worker", start_timeout_s=start_timeout_s)
 
     def result(self) -> list[Measurement] | str | None:
@@ -212,12 +207,15 @@ class WorkerCostEstimator(CostEstimator):
         workers: int = 1,
         timeout_s: float = 120.0,
         threads: ThreadPolicy | int | None = None,
-        compile: WorkerCompileHook = compile_with_backend,
+        compile: WorkerCompileHook | None = None,
+        backend_options: BackendOptions | None = None,
         settings: MeasureSettings = MeasureSettings(),
         progress: bool | None = None,
         start_timeout_s: float = 120.0,
     ):
         super().__init__()
+        if compile is None:  # the backends' own codegen, with their options
+            compile = partial(compile_with_backend, options=dict(backend_options or {}))
         if workers < 1:
             raise CollageError(f"measurement: need at least one worker, not {workers}")
         if not timeout_s > 0:
@@ -235,9 +233,7 @@ class WorkerCostEstimator(CostEstimator):
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
         self.progress = progress
-        self._config = _WorkerConfig(
-            compile, ThreadPolicy.resolve(threads), settings, str(weight_store().root)
-        )
+        self._config = _WorkerConfig(compile, ThreadPolicy.resolve(threads), settings)
         self._idle: list[_Worker] = []
         self.started = 0
         """Worker processes started so far (restarts included)."""

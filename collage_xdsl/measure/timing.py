@@ -1,27 +1,24 @@
-"""One latency sample of a model run: the steady state after a first call.
+"""The one timing loop: timed calls, samples of a steady state, and rounds that take one
+sample of each configuration in a balanced order.
 
-    calls = calls_per_sample(0.005, fastest_call_s)   # enough calls to last 5 ms
-    sample = take_sample(lambda: exe.run(inputs), calls)
-    sample.first    # seconds of the first call, right after whatever ran before
-    sample.steady   # mean seconds of the `calls` calls after it
+    seconds = timed(kernel_call, evict=evictor)          # one call, after an eviction
+    times = repeat(call, 5, warm=1)                      # an untimed call, then 5 timed
+    sample = take_sample(run, calls_per_sample(0.005, run_s))   # .first, .steady
+    samples = interleave(["a", "b"], range(30), lambda name: sample_of(name))
 
-Refinement's comparisons (`collage_xdsl.refine.measured`), `collage bench` and the benchmark
-suite all time plans this way, as the measured estimator times kernels (warm-up, then
-repeated calls): the first call pays for what the previous plan left in the caches, the
-calls after it show the plan itself. One call per sample measured a context instead of
-the model: on the transformer encoder, a 16-kernel plan took 1.31 ms repeated and
-1.61-1.89 ms right after four other configurations ran, ONNX Runtime alone 1.39 and
-1.47-1.60 ms, so the two swapped places.
-
-Plans timed side by side take one sample each per round, in the order `balanced_order`
-gives round r: each runs first, and right after each other one, equally often.
+The kernel estimator, the additivity check, boundary calibration, plan scoring, the
+run-time selector, `collage bench` and the benchmarks all time through these. A sample is
+a first call (what the previous configuration left behind) and the mean of the calls
+after it (the configuration itself); rounds follow `balanced_order`, so each
+configuration runs first, and right after each other one, equally often. Why:
+`docs/measurement.md`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -31,6 +28,26 @@ T = TypeVar("T")
 
 MAX_CALLS = 1000
 """The most calls of a sample (a sample of a microsecond-scale kernel stays short)."""
+
+Clock = Callable[[], float]
+
+
+def timed(call: Callable[[], object], clock: Clock = time.perf_counter,
+          evict: Callable[[], None] | None = None) -> float:
+    """Seconds of one call, right after `evict()` (untimed) when given."""
+    if evict is not None:
+        evict()
+    t0 = clock()
+    call()
+    return clock() - t0
+
+
+def repeat(call: Callable[[], object], calls: int, *, warm: int = 0,
+           evict: Callable[[], None] | None = None) -> list[float]:
+    """`warm` untimed calls, then the seconds of each of `calls` calls (`timed`)."""
+    for _ in range(warm):
+        call()
+    return [timed(call, evict=evict) for _ in range(calls)]
 
 
 @dataclass(frozen=True)
@@ -48,12 +65,11 @@ def calls_per_sample(sample_s: float, call_s: float) -> int:
 
 def take_sample(call: Callable[[], object], calls: int) -> Sample:
     """One first call, then `calls` timed together."""
-    t0 = time.perf_counter()
-    call()
+    first = timed(call)
     t1 = time.perf_counter()
     for _ in range(calls):
         call()
-    return Sample(t1 - t0, (time.perf_counter() - t1) / calls)
+    return Sample(first, (time.perf_counter() - t1) / calls)
 
 
 def square_rounds(n: int) -> int:
@@ -64,17 +80,8 @@ def square_rounds(n: int) -> int:
 def balanced_order(items: Sequence[T], r: int, seed: int = 0) -> list[T]:
     """Round r's order of `items`: row r mod p of a Williams design, a Latin square in
     which, over a block of p = n rounds (2n when n is odd), each item runs first, and right
-    after each other one, equally often; each block has its own (seeded) labelling of the
-    items.
-
-    Rounds run back to back, so a round's first item also follows the previous round's
-    last, a pair the square does not balance: with one labelling throughout, those pairs
-    repeat block after block (with 4 items, item x follows x+1 at every boundary), and
-    some items followed some others twice as often as the rest. Three configurations
-    running one function, among two others, then measured 0.982-1.006 of each other,
-    one pair 0.982-0.985 in each of four runs (medians of per-round ratios, 1800-2300
-    rounds of 1 ms samples, the MLP's TVM plan); with a labelling per block, 0.994-1.002
-    (`python scripts/order_bias.py mlp.onnx --runs 4`).
+    after each other one, equally often; each block has its own seeded labelling of the
+    items, so that the pairs across rounds' boundaries favour none either.
 
         balanced_order("ABCD", 0) == list("CADB")   # the first block's labelling: C A B D
     """
@@ -86,3 +93,28 @@ def balanced_order(items: Sequence[T], r: int, seed: int = 0) -> list[T]:
     first = [0] + [(j + 1) // 2 if j % 2 else n - j // 2 for j in range(1, n)]
     row = [labels[(x + row_r) % n] for x in first]
     return row[::-1] if n % 2 and row_r >= n else row
+
+
+def alternating(items: Sequence[T], r: int) -> list[T]:
+    """Round r's order of `items`: as given on even rounds, reversed on odd ones."""
+    return list(items) if r % 2 == 0 else list(items)[::-1]
+
+
+def interleave(names: Sequence[str], rounds: Iterable[int], sample: Callable[[str], float],
+               order: Callable[[Sequence[str], int], list[str]] = balanced_order
+               ) -> dict[str, list[float]]:
+    """For each round r, one `sample(name)` of every name, in `order(names, r)`."""
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in rounds:
+        for name in order(names, r):
+            samples[name].append(sample(name))
+    return samples
+
+
+def rounds_within(least: int, budget_s: float, most: int) -> Iterator[int]:
+    """Round numbers: at least `least`, then more while `budget_s` seconds since the first
+    have not passed, at most `most`."""
+    started, r = time.perf_counter(), 0
+    while r < least or (time.perf_counter() - started < budget_s and r < most):
+        yield r
+        r += 1

@@ -23,18 +23,35 @@ start in time or dies while starting is killed, and `WorkerStartError` says why.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.tensors import weight_store
 
 _READY = "ready"
 
 
 class WorkerStartError(CollageError):
     """A worker process did not start within its time or died while starting."""
+
+
+def enter_worker(threads: int, weights_dir: str) -> None:
+    """What every worker process does first: leave Ctrl-C to the parent, read weights from
+    the parent's weight store, and use the parent's thread count."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ["COLLAGE_WEIGHTS_DIR"] = weights_dir
+    os.environ["COLLAGE_THREADS"] = str(threads)
+
+
+def _bootstrap(conn: Connection, target: Callable[..., None], args: tuple, threads: int,
+               weights_dir: str) -> None:
+    enter_worker(threads, weights_dir)
+    target(conn, *args)
 
 
 def incoming(conn: Connection) -> Iterator[Any]:
@@ -62,12 +79,16 @@ class WorkerProcess:
         name: str,
         what: str,
         start_timeout_s: float,
+        threads: int | None = None,
     ):
-        """Start ``target(conn, *args)`` in a process called `name` and wait until it is
-        ready; `what` names it in `WorkerStartError`."""
+        """Start ``target(conn, *args)`` in a process called `name` (`enter_worker` with
+        `threads`, default the process's, first) and wait until it is ready; `what` names it in `WorkerStartError`."""
         ctx = multiprocessing.get_context("spawn")  # no inherited library thread pools
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=target, args=(child, *args), name=name, daemon=True)
+        self.process = ctx.Process(
+            target=_bootstrap, name=name, daemon=True,
+            args=(child, target, args, threads or ThreadPolicy().threads,
+                  str(weight_store().root)))
         self.process.start()
         child.close()
         ready = wait([self.conn, self.process.sentinel], start_timeout_s)

@@ -43,9 +43,7 @@ running into the deadline makes the comparison unfinished.
 
 from __future__ import annotations
 
-import os
 import pickle
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,51 +51,45 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.func import FuncOp
 
-from collage_xdsl.backends.kernel import CompiledKernel
+from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.walk import flatten
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.errors import CollageError
-from collage_xdsl.ir.tensors import weight_store
 from collage_xdsl.measure.stats import median_ci
-from collage_xdsl.measure.timing import calls_per_sample, take_sample
+from collage_xdsl.measure.timing import (
+    alternating,
+    calls_per_sample,
+    interleave,
+    take_sample,
+)
 from collage_xdsl.measure.workers import WorkerProcess, WorkerStartError, incoming
-from collage_xdsl.refine.driver import Comparison, Scorer
 from collage_xdsl.refine.moves import Plan
+from collage_xdsl.refine.scoring import Comparison, Scorer
 from collage_xdsl.runtime.agreement import RTOL
-
-RuntimeCompileHook = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
-"""``compile(backend, kernel_func, policy)``, `collage_xdsl.backends.kernel.compile_kernel`'s
-signature; runs in the worker, so it must be a module-level function."""
+from collage_xdsl.runtime.executable import Executable, KernelCompiler
 
 
 @dataclass(frozen=True)
 class _Config:
     entry: str
     policy: ThreadPolicy
-    weights_dir: str
     inputs: list[np.ndarray]
     warmup: int
     rtol: float
     atol: float
-    compile: RuntimeCompileHook | None
+    compile: KernelCompiler | None
+    backend_options: BackendOptions | None
 
 
 def _worker_main(conn: Connection, config: _Config) -> None:
     """Load and time plans as the parent asks until ``None`` or the pipe closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    os.environ["COLLAGE_WEIGHTS_DIR"] = config.weights_dir
-    os.environ["COLLAGE_THREADS"] = str(config.policy.threads)
     from xdsl.parser import Parser
 
-    from collage_xdsl.runtime import executable as runtime
 
-    if config.compile is not None:  # a test's hook, in this worker process only
-        runtime.compile_kernel = config.compile
     ctx = ir_context()
-    plans: dict[int, runtime.Executable] = {}
+    plans: dict[int, Executable] = {}
     inputs = config.inputs
     reference: list | None = None
     for message in incoming(conn):
@@ -107,8 +99,9 @@ def _worker_main(conn: Connection, config: _Config) -> None:
                 ident, text, keep = args
                 for old in [k for k in plans if k not in keep]:
                     del plans[old]
-                exe = runtime.Executable(Parser(ctx, text).parse_module(), entry=config.entry,
-                                         threads=config.policy)
+                exe = Executable(Parser(ctx, text).parse_module(), entry=config.entry,
+                                         threads=config.policy, compile=config.compile,
+                                         backend_options=config.backend_options)
                 for _ in range(config.warmup):
                     exe.run(inputs)
                 t0 = time.perf_counter()
@@ -149,12 +142,11 @@ def _interleave(a, b, inputs: list[np.ndarray], calls: int, rounds: int, first: 
                 ) -> tuple[list[float], list[float]]:
     """Steady seconds per call of `a` and `b`, one sample each per round, alternating
     order (round `first` of the comparison first)."""
-    samples: tuple[list[float], list[float]] = ([], [])
-    for r in range(first, first + rounds):
-        for which in ((0, 1) if r % 2 == 0 else (1, 0)):
-            exe = (a, b)[which]
-            samples[which].append(take_sample(lambda: exe.run(inputs), calls).steady)
-    return samples
+    plans = {"a": a, "b": b}
+    samples = interleave(["a", "b"], range(first, first + rounds),
+                         lambda name: take_sample(lambda: plans[name].run(inputs), calls).steady,
+                         order=alternating)
+    return samples["a"], samples["b"]
 
 
 class _Failed(Exception):
@@ -178,7 +170,8 @@ class MeasuredScorer(Scorer):
         sample_s: float = 0.005,
         warmup: int = 3,
         threads: ThreadPolicy | int | None = None,
-        compile: RuntimeCompileHook | None = None,
+        compile: KernelCompiler | None = None,
+        backend_options: BackendOptions | None = None,
         timeout_s: float = 120.0,
         rtol: float = RTOL,
         atol: float = 1e-4,
@@ -204,9 +197,9 @@ class MeasuredScorer(Scorer):
         self.sample_s = sample_s
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
-        self._config = _Config(entry, ThreadPolicy.resolve(threads), str(weight_store().root),
+        self._config = _Config(entry, ThreadPolicy.resolve(threads),
                                [np.asarray(x) for x in inputs], max(warmup, 1), rtol, atol,
-                               compile)
+                               compile, backend_options)
         self._worker: WorkerProcess | None = None
         self._loaded: dict[int, float] = {}
         """Plans the worker holds: id -> seconds of one run after the warm-up."""
@@ -299,7 +292,8 @@ class MeasuredScorer(Scorer):
             try:
                 self._worker = WorkerProcess(
                     _worker_main, (self._config,), name="collage-refine",
-                    what="refinement worker", start_timeout_s=self.start_timeout_s)
+                    what="refinement worker", start_timeout_s=self.start_timeout_s,
+                    threads=self._config.policy.threads)
             except WorkerStartError as e:
                 raise _Failed(str(e)) from None
             self.started += 1

@@ -47,15 +47,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from collage_xdsl.backends.base import Backend
+from collage_xdsl.baselines.assign import assign_kernels, supported
+from collage_xdsl.baselines.fuse_ops import fuse_ops_kernels, host_only
+from collage_xdsl.baselines.partition_for import partition_for_kernels
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, count, first, of, single
 from collage_xdsl.core.regions import ANY_SHAPE, Kernel, kernel_label
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
-from collage_xdsl.passes.assign import assign_kernels, supported
-from collage_xdsl.passes.fuse_ops import fuse_ops_kernels, host_only
-from collage_xdsl.passes.partition_for import partition_for_kernels
 
 
 @dataclass(frozen=True)

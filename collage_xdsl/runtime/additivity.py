@@ -23,7 +23,6 @@ crossings and the runtime's base.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +33,7 @@ from collage_xdsl.core.outline import outlined_estimate
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.evict import Evictor, needs_eviction
 from collage_xdsl.measure.stats import MedianCI, median, median_ci
+from collage_xdsl.measure.timing import repeat
 from collage_xdsl.runtime.executable import Executable
 
 
@@ -82,15 +82,7 @@ def _steady(call: Callable[[], object], calls: int, evict: Callable[[], None] | 
             ) -> float:
     """Median seconds of ``calls`` timed calls after one untimed call, each after
     ``evict()`` when given."""
-    call()
-    samples = []
-    for _ in range(calls):
-        if evict is not None:
-            evict()
-        t0 = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - t0)
-    return median(samples)
+    return median(repeat(call, calls, warm=1, evict=evict))
 
 
 def check_additivity(exe: Executable, inputs: Sequence[np.ndarray],

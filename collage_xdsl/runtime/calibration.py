@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from collage_xdsl.backends import BackendOptions
 from collage_xdsl.core.boundaries import NONE, TransitionCosts
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.timing import balanced_order
+from collage_xdsl.ir.tensors import weight_store
+from collage_xdsl.measure.timing import interleave, repeat, rounds_within
+from collage_xdsl.measure.workers import enter_worker
 
 SHAPES = ((1, 16, 16, 16), (1, 32, 64, 64))
 """Calibration tensor shapes (16 KiB and 512 KiB of float32)."""
@@ -30,7 +32,7 @@ CALIBRATION_BUDGET_S = 3.0
 
 
 def transition_costs(backends: Sequence[str], versions: Mapping[str, str], policy,
-                     db=None) -> TransitionCosts:
+                     db=None, options: BackendOptions | None = None) -> TransitionCosts:
     """The calibrated costs for ``backends`` under ``policy``: from ``db`` (a
     `collage_xdsl.measure.cost_db.CostDatabase`) when it has them, else calibrated (and stored).
     A calibration that fails is reported on stderr and costs nothing (``NONE``)."""
@@ -43,7 +45,7 @@ def transition_costs(backends: Sequence[str], versions: Mapping[str, str], polic
         if found is not None:
             return found
     try:
-        costs = calibrate(backends, policy)
+        costs = calibrate(backends, policy, options)
     except CollageError as e:
         print(f"collage: {e}; boundary costs are left out of the search", file=sys.stderr)
         return NONE
@@ -52,15 +54,19 @@ def transition_costs(backends: Sequence[str], versions: Mapping[str, str], polic
     return costs
 
 
-def calibrate(backends: Sequence[str], policy) -> TransitionCosts:
-    """Measure :class:`TransitionCosts` for ``backends`` in a fresh worker process."""
+def calibrate(backends: Sequence[str], policy, options: BackendOptions | None = None
+              ) -> TransitionCosts:
+    """Measure :class:`TransitionCosts` for ``backends`` (with their `options`) in a fresh
+    worker process."""
     import concurrent.futures
     import multiprocessing
 
     context = multiprocessing.get_context("spawn")
     try:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-            return pool.submit(_calibrate, tuple(backends), policy).result()
+        with concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=context, initializer=enter_worker,
+                initargs=(policy.threads, str(weight_store().root))) as pool:
+            return pool.submit(_calibrate, tuple(backends), policy, dict(options or {})).result()
     except concurrent.futures.process.BrokenProcessPool:
         raise CollageError("transition calibration: the worker process crashed") from None
     except CollageError:
@@ -101,14 +107,15 @@ def _node(kind: str, i: int, x: str, channels: int, rng: np.random.Generator):
     return helper.make_node({"relu": "Relu", "sigmoid": "Sigmoid"}[kind], [x], [y]), []
 
 
-def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
+def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy,
+           options: BackendOptions | None = None):
     """An Executable running kernel i (op ``KINDS[i % 8]``, its weights seeded by i) on
     ``backends[i]``, one after another, on an NCHW tensor of ``shape`` (H = W). Kernel i
     is the same in every chain, so its isolated cost is timed once."""
     from onnx import TensorProto, helper
     from xdsl.dialects.func import FuncOp
 
-    from collage_xdsl.core.regions import Kernel, partition
+    from collage_xdsl.core.regions import Kernel, form_regions
     from collage_xdsl.core.subgraph import SubGraph
     from collage_xdsl.frontend.onnx_import import import_onnx
     from collage_xdsl.runtime.executable import Executable
@@ -127,8 +134,8 @@ def _chain(backends: Sequence[str], shape: tuple[int, int, int, int], policy):
     func = next(op for op in module.ops if isinstance(op, FuncOp))
     graph = DataflowGraph(func)
     ops = [v for v in range(len(graph)) if graph.nodes[v].needs_kernel]
-    partition(graph, [Kernel(SubGraph(graph, 1 << v), b) for v, b in zip(ops, backends)])
-    return Executable(module, threads=policy)
+    form_regions(graph, [Kernel(SubGraph(graph, 1 << v), b) for v, b in zip(ops, backends)])
+    return Executable(module, threads=policy, backend_options=options)
 
 
 def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
@@ -137,23 +144,17 @@ def _timed(runs: dict, x: np.ndarray, budget_s: float, evicted: set[str], evict
     (`balanced_order`), each runner is called ``STEADY`` times in a row and the last call is
     timed, right after ``evict()`` for the runners in ``evicted`` (a kernel timed alone then
     runs as the measured estimator times it, a chain as in back-to-back runs of a model)."""
-    names = list(runs)
-    samples: dict[str, list[float]] = {n: [] for n in names}
-    started, r = time.perf_counter(), 0
-    while r < 20 or (time.perf_counter() - started < budget_s and r < 2000):
-        for name in balanced_order(names, r):
-            for _ in range(STEADY - 1):
-                runs[name]([x])
-            if name in evicted:
-                evict()
-            t0 = time.perf_counter()
-            runs[name]([x])
-            samples[name].append(time.perf_counter() - t0)
-        r += 1
+    def sample(name: str) -> float:
+        (seconds,) = repeat(lambda: runs[name]([x]), 1, warm=STEADY - 1,
+                            evict=evict if name in evicted else None)
+        return seconds
+
+    samples = interleave(list(runs), rounds_within(20, budget_s, 2000), sample)
     return {n: float(np.median(s)) for n, s in samples.items()}
 
 
-def _calibrate(backends: tuple[str, ...], policy) -> TransitionCosts:
+def _calibrate(backends: tuple[str, ...], policy, options: BackendOptions | None = None
+               ) -> TransitionCosts:
     from collage_xdsl.measure.evict import Evictor
     from collage_xdsl.runtime.executable import release_cached_kernels
 
@@ -165,7 +166,7 @@ def _calibrate(backends: tuple[str, ...], policy) -> TransitionCosts:
         """Runner names of each chain's kernels, timed alone."""
 
         def add_chain(name: str, on: list[str]) -> None:
-            exe = _chain(on, shape, policy)
+            exe = _chain(on, shape, policy, options)
             runs[name] = exe.run
             iso[name] = []
             for i, (b, kernel) in enumerate(zip(on, exe.kernels.values())):

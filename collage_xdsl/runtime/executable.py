@@ -8,7 +8,7 @@
 
 `@main` calls `func.func private @collage_<backend>_<label>` kernel functions (attribute
 `collage.kernel`, backend in `collage.backend`). Each kernel function is compiled once
-through `collage_xdsl.backends.kernel.compile_kernel` with the process's `ThreadPolicy`;
+through its backend (`collage_xdsl.backends`) with the process's `ThreadPolicy`;
 compiled kernels are cached per process by (backend, structural hash of the function,
 thread policy), so structurally equal kernels of any module are compiled once.
 `collage.kernel` regions that were not outlined are outlined on a copy first.
@@ -48,7 +48,8 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from collage_xdsl.backends.kernel import CompiledKernel, KernelRunError, compile_kernel
+from collage_xdsl.backends import BackendOptions, get_backend
+from collage_xdsl.backends.kernel import CompiledKernel, KernelRunError
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.walk import flatten, unflatten
 from collage_xdsl.core.outline import direct_kernel_call
@@ -75,15 +76,20 @@ def kernel_key(func: FuncOp) -> str:
     return function_hash([func])
 
 
-_COMPILED: dict[tuple[str, str, ThreadPolicy], CompiledKernel] = {}
+KernelCompiler = Callable[[str, FuncOp, ThreadPolicy], CompiledKernel]
+"""``compile(backend, kernel_func, policy)``: how an `Executable` gets its kernels."""
+
+_COMPILED: dict[tuple[str, str, str, ThreadPolicy], CompiledKernel] = {}
 
 
-def compiled_kernel(func: FuncOp, backend: str, policy: ThreadPolicy) -> CompiledKernel:
-    """`func` compiled for `backend`, from the process cache when an equal kernel was
-    compiled before."""
-    key = (backend, kernel_key(func), policy)
+def compiled_kernel(backend: str, func: FuncOp, policy: ThreadPolicy,
+                    options: BackendOptions | None = None) -> CompiledKernel:
+    """`func` compiled for `backend` (with its `options`), from the process cache when an
+    equal kernel was compiled before for the same backend version."""
+    found = get_backend(backend, **(options or {}).get(backend, {}))
+    key = (backend, found.version, kernel_key(func), policy)
     if key not in _COMPILED:
-        _COMPILED[key] = compile_kernel(backend, func, policy)
+        _COMPILED[key] = found.compile(func, policy)
     return _COMPILED[key]
 
 
@@ -199,8 +205,15 @@ class Executable:
     """An outlined module ready to run: kernels compiled, host steps planned."""
 
     def __init__(self, module: ModuleOp, *, entry: str = "main",
-                 threads: ThreadPolicy | int | None = None, adapt: bool = True):
+                 threads: ThreadPolicy | int | None = None, adapt: bool = True,
+                 backend_options: BackendOptions | None = None,
+                 compile: KernelCompiler | None = None):
+        """``backend_options`` configure the backends (`collage_xdsl.backends`);
+        ``compile`` replaces how kernels are compiled (default: `compiled_kernel`)."""
         self.policy = ThreadPolicy.resolve(threads)
+        self._compile_kernel = compile or (
+            lambda backend, func, policy: compiled_kernel(backend, func, policy,
+                                                          backend_options))
         main = SymbolTable.lookup_symbol(module, entry)
         if not isinstance(main, FuncOp) or main.is_declaration:
             raise ExecutionError(f"the module has no function @{entry} with a body")
@@ -237,7 +250,7 @@ class Executable:
             name = ref.string_value()
             try:
                 found.append(Executable(self.module, entry=name, threads=self.policy,
-                                        adapt=False))
+                                        adapt=False, compile=self._compile_kernel))
             except CollageError as e:
                 print(f"collage: alternative plan @{name} dropped: {e}", file=sys.stderr)
                 continue
@@ -317,7 +330,7 @@ class Executable:
             backend = func.attributes.get("collage.backend")
             if backend is None:
                 raise ExecutionError(f"kernel function @{name} has no collage.backend")
-            self.kernels[name] = compiled_kernel(func, backend.data, self.policy)
+            self.kernels[name] = self._compile_kernel(backend.data, func, self.policy)
         return self.kernels[name]
 
     def _check_inputs(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

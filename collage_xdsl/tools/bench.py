@@ -26,27 +26,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.timing import balanced_order, calls_per_sample, take_sample
-from collage_xdsl.planner.pipeline import (
-    DEFAULT_BACKENDS,
-    Partitioned,
-    assign_module,
-    partition_module,
+from collage_xdsl.measure.timing import calls_per_sample, interleave, take_sample, timed
+from collage_xdsl.planner.pipeline import Partitioned, assign_module
+from collage_xdsl.runtime.additivity import AdditivityCheck, check_additivity
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.tools.model import (
+    check_input_options,
+    load_inputs,
+    load_model,
+    random_inputs,
 )
-from collage_xdsl.runtime.additivity import AdditivityCheck
-from collage_xdsl.tools.compile import (
+from collage_xdsl.tools.options import (
+    BACKENDS_DEFAULT,
     add_partition_options,
     kernel_summary,
+    partition_model,
     partition_options,
 )
+from collage_xdsl.tools.progress import Progress
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -86,28 +91,30 @@ def openvino_run(compiled) -> Run:
     return run
 
 
-def whole_model(backend: str, model, policy: ThreadPolicy) -> Run:
+def whole_model(backend: str, model, policy: ThreadPolicy,
+                backend_options: BackendOptions | None = None) -> Run:
     """`backend` alone on the whole of `model` (a `LoadedModel`), in its best
     configuration: ONNX Runtime and OpenVINO on the ONNX file itself when there is one,
     otherwise (and TVM always) our lowering of the whole model as one kernel."""
-    from collage_xdsl.runtime.executable import Executable
-
     if model.onnx_path is not None and backend == "onnxruntime":
         return onnxruntime_session(model.onnx_path, model.input_names, policy)
     if model.onnx_path is not None and backend == "openvino":
         return openvino_model(model.onnx_path, policy)
-    return Executable(assign_module(model.module, backend, "whole"), threads=policy).run
+    return Executable(assign_module(model.module, backend, "whole"), threads=policy,
+                      backend_options=backend_options).run
 
 
-def configurations(args: argparse.Namespace, model, policy: ThreadPolicy
-                   ) -> tuple[dict[str, Run], Partitioned]:
+def configurations(args: argparse.Namespace, model, policy: ThreadPolicy,
+                   progress: Progress) -> tuple[dict[str, Run], Partitioned]:
     """Each backend alone, then `collage`; and Collage's partition."""
-    from collage_xdsl.runtime.executable import Executable
-
     options = partition_options(args)
-    configs: dict[str, Run] = {b: whole_model(b, model, policy) for b in options.backends}
-    partitioned = partition_module(model.module, options)
-    configs["collage"] = Executable(partitioned.module, threads=policy).run
+    progress("compiling each backend alone")
+    configs: dict[str, Run] = {b: whole_model(b, model, policy, options.backend_map())
+                               for b in options.backends}
+    partitioned = partition_model(model.module, options, progress)
+    progress("compiling collage's plan")
+    configs["collage"] = Executable(partitioned.module, threads=policy,
+                                    backend_options=options.backend_map()).run
     return configs, partitioned
 
 
@@ -115,9 +122,6 @@ def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: Threa
                rounds: int) -> AdditivityCheck:
     """`collage_xdsl.runtime.additivity`'s check of Collage's plan, with the boundary costs the
     partition used."""
-    from collage_xdsl.runtime.additivity import check_additivity
-    from collage_xdsl.runtime.executable import Executable
-
     return check_additivity(Executable(partitioned.module, threads=policy, adapt=False), inputs,
                             partitioned.transitions(), rounds=rounds)
 
@@ -145,17 +149,10 @@ def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
     for _ in range(warmup):
         for name in names:
             configs[name](inputs)
-    calls = {}
-    for name in names:  # one timed call each sizes the samples
-        t0 = time.perf_counter()
-        configs[name](inputs)
-        calls[name] = calls_per_sample(sample_s, time.perf_counter() - t0)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in balanced_order(names, r):
-            run = configs[name]
-            samples[name].append(take_sample(lambda: run(inputs), calls[name]).steady)
-    return samples
+    calls = {name: calls_per_sample(sample_s, timed(lambda: configs[name](inputs)))
+             for name in names}  # one timed call each sizes the samples
+    return interleave(names, range(rounds), lambda name: take_sample(
+        lambda: configs[name](inputs), calls[name]).steady)
 
 
 def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str, dict]:
@@ -174,26 +171,27 @@ def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Time Collage and each backend alone on one model, side by side."""
-    from collage_xdsl.tools.collage import (
-        check_input_options,
-        load_inputs,
-        load_model,
-        random_inputs,
-    )
-
     if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
                            "not negative")
     check_input_options(args)
     policy = ThreadPolicy()
-    model = load_model(args.model, args.input_shape)
-    inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
-    configs, partitioned = configurations(args, model, policy)
-    partition_line = kernel_summary(partitioned)
-    check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)
-    singles = [name for name in configs if name != "collage"]
-    table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
-    check = additivity(partitioned, inputs, policy, args.additivity) if args.additivity else None
+    with Progress(quiet=args.quiet) as progress:
+        progress(f"importing {args.model}")
+        model = load_model(args.model, args.input_shape)
+        inputs = load_inputs(model, args.inputs) if args.inputs else \
+            random_inputs(model, args.seed)
+        configs, partitioned = configurations(args, model, policy, progress)
+        partition_line = kernel_summary(partitioned)
+        progress("checking that the outputs agree")
+        check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)
+        singles = [name for name in configs if name != "collage"]
+        progress(f"timing {len(configs)} configurations in {args.rounds} rounds")
+        table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
+        if args.additivity:
+            progress("checking the additive cost model")
+        check = additivity(partitioned, inputs, policy, args.additivity) \
+            if args.additivity else None
     if args.json:
         print(json.dumps({
             "model": str(args.model),
@@ -222,7 +220,7 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="latency of Collage against each backend alone",
                        description=__doc__)
     p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
-    add_partition_options(p, backends_default=",".join(DEFAULT_BACKENDS))
+    add_partition_options(p, backends_default=BACKENDS_DEFAULT)
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
     p.add_argument("--warmup", type=int, default=3,
                    help="untimed calls each (default 3); one more sizes the samples")

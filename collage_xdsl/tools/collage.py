@@ -1,292 +1,27 @@
 """`collage`: the user-facing command, one sub-command per job.
 
-    collage run model.onnx --check                    # reference interpreter vs onnxruntime
-    collage run module.mlir --inputs in.npz --output out.npz
     collage compile model.onnx --backends tvm,onnxruntime,openvino -o out/
     collage run out/ --check --profile                # the artifact, through the runtime
-    collage explain model.onnx --backends tvm,openvino [--json]
-    collage bench model.onnx --backends tvm,onnxruntime,openvino [--json]
+    collage explain model.onnx --backends tvm,openvino [--format json]
+    collage bench model.onnx --backends tvm,onnxruntime,openvino
 
-`run` imports an ONNX model (or parses a `.mlir` module), executes `@main` with the
-numpy reference interpreter on given or seeded random inputs and prints one summary
-line per output; an artifact of `compile`, or a model given `--backends`, runs through
-`collage_xdsl.runtime.executable` instead (`collage_compile`). `explain` and `bench` are in
-`collage_explain` / `collage_bench`. Every failure is an `error: ...` line on stderr and exit status 1.
+Every failure is an `error: ...` line on stderr and exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
-import zipfile
-import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import partial
 from importlib.metadata import version
-from pathlib import Path
 
-import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.dialects.func import FuncOp
-from xdsl.parser import Parser
-from xdsl.traits import SymbolTable
-from xdsl.universe import Universe
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from collage_xdsl.dialects import get_all_dialects
-from collage_xdsl.errors import CollageError, not_utf8
-from collage_xdsl.ir.inputs import check_static, random_arguments
+from collage_xdsl.errors import CollageError
 from collage_xdsl.tools.bench import add_bench
-from collage_xdsl.tools.collage_opt import (
-    diagnostic_message,
-    parse_input_shapes,
-    read_onnx,
-)
-from collage_xdsl.tools.compile import add_compile, add_run_options
+from collage_xdsl.tools.compile import add_compile
 from collage_xdsl.tools.explain import add_explain
-
-# ---------------------------------------------------------------------------
-# Loading a model
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class LoadedModel:
-    """A module with `@main`, and the names of its inputs and outputs."""
-
-    module: ModuleOp
-    main: FuncOp
-    input_names: list[str]
-    output_names: list[str]
-    onnx_path: Path | None
-
-
-def _context() -> Context:
-    ctx = Context()
-    for name, factory in {**Universe.get_multiverse().all_dialects,
-                          **get_all_dialects()}.items():
-        if name not in ctx.registered_dialect_names:
-            ctx.register_dialect(name, factory)
-    return ctx
-
-
-def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> LoadedModel:
-    """Import `path` (`.onnx`, symbolic input dimensions fixed by `input_shapes`,
-    ``--input-shape`` values) or parse it (`.mlir`), verified, with input/output names."""
-    path = Path(path)
-    if not path.is_file():
-        raise CollageError(f"{path}: no such file")
-    if path.suffix == ".onnx":
-        module, proto = read_onnx(path.read_bytes(), str(path),
-                                  parse_input_shapes(input_shapes))
-        graph = proto.graph
-        initializers = {t.name for t in graph.initializer}
-        inputs = [i.name for i in graph.input if i.name not in initializers]
-        outputs = [o.name for o in graph.output]
-    elif path.suffix == ".mlir":
-        if input_shapes:
-            raise CollageError(f"{path}: --input-shape fixes an ONNX model's symbolic "
-                               "dimensions; a module's shapes are its types")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise CollageError(not_utf8(path, e)) from None
-        module = Parser(_context(), text, str(path)).parse_module()
-        inputs = outputs = None
-    else:
-        raise CollageError(f"{path}: expected an .onnx model or an .mlir module")
-    try:
-        module.verify()
-    except DiagnosticException as e:
-        raise CollageError(diagnostic_message(e, str(path))) from None
-    main = SymbolTable.lookup_symbol(module, "main")
-    if not isinstance(main, FuncOp):
-        raise CollageError(f"{path}: the module has no func.func @main")
-    if len(main.body.blocks) != 1:
-        raise CollageError(f"{path}: @main has {len(main.body.blocks)} blocks; collage runs "
-                           "functions of one block")
-    try:
-        check_static(main)
-    except CollageError as e:
-        raise CollageError(f"{path}: {e}") from None
-    args, n_out = main.body.block.args, len(main.function_type.outputs.data)
-    if inputs is None or outputs is None:  # an .mlir module names only its arguments
-        inputs = [a.name_hint or f"arg{i}" for i, a in enumerate(args)]
-        outputs = [f"output{i}" for i in range(n_out)]
-    if len(inputs) != len(args) or len(outputs) != n_out:
-        raise CollageError(
-            f"{path}: @main has {len(args)} arguments and {n_out} results, the model "
-            f"{len(inputs)} inputs and {len(outputs)} outputs"
-        )
-    return LoadedModel(module, main, inputs, outputs, path if path.suffix == ".onnx" else None)
-
-
-# ---------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------
-
-
-def check_input_options(args: argparse.Namespace) -> None:
-    """`--seed`, `--rtol` and `--atol`, as `run` and `bench` take them."""
-    if args.seed < 0:
-        raise CollageError(f"--seed must be >= 0, got {args.seed}")
-    for option, value in (("--rtol", args.rtol), ("--atol", args.atol)):
-        if not 0 <= value < math.inf:
-            raise CollageError(f"{option} must be a number >= 0, got {value}")
-
-
-def random_inputs(model: LoadedModel, seed: int) -> list[np.ndarray]:
-    """Seeded inputs: floats ~ N(0, 1); integers in range for Gather (else 0 or 1); random bools."""
-    return random_arguments(model.main, seed, int_high=2)
-
-
-def load_inputs(model: LoadedModel, path: str | Path) -> list[np.ndarray]:
-    """Inputs from an `.npz`, keyed by input name or positionally (`arr_0`, `arr_1`, ...)."""
-    try:
-        data = np.load(path, allow_pickle=False)
-    except OSError as e:
-        raise CollageError(f"{path}: cannot read inputs: {e.strerror or e}") from None
-    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy guessed pickle, or no data
-        raise CollageError(f"{path}: cannot read inputs: not a NumPy .npz archive") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise CollageError(f"{path}: cannot read inputs: a single .npy array; inputs come "
-                           "in an .npz archive (numpy.savez), keyed by input name")
-    arrays = []
-    with data:
-        for i, name in enumerate(model.input_names):
-            key = name if name in data.files else f"arr_{i}"
-            if key not in data.files:
-                raise CollageError(f"{path}: no array for input '{name}' "
-                                   f"(has {', '.join(data.files) or 'none'})")
-            try:
-                arrays.append(data[key])
-            except (ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
-                raise CollageError(f"{path}: cannot read input '{name}' ({key}): {e}") from None
-    return arrays
-
-
-# ---------------------------------------------------------------------------
-# Reporting and checking
-# ---------------------------------------------------------------------------
-
-
-def summary(name: str, value: np.ndarray) -> str:
-    """One line: name, shape, dtype, min/max/mean and a CRC-32 of the bytes."""
-    a = np.asarray(value)  # ascontiguousarray would make a scalar 1-d
-    stats = "empty"
-    if a.size:
-        f = a.astype(np.float64)
-        stats = f"min={f.min():.6g} max={f.max():.6g} mean={f.mean():.6g}"
-    return f"{name}: shape={list(a.shape)} dtype={a.dtype} {stats} crc32={zlib.crc32(a.tobytes()):08x}"
-
-
-def onnxruntime_outputs(path: Path, names: list[str], inputs: Sequence[np.ndarray],
-                        threads: int) -> list[np.ndarray]:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3  # errors only: no warnings about unused initializers
-    try:
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        return session.run(None, dict(zip(names, inputs)))
-    except Exception as e:  # onnxruntime's own errors (Fail, InvalidGraph, ...) share no base
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise CollageError(f"{path}: --check: onnxruntime cannot run the model as the "
-                           f"reference: {reason}") from None
-
-
-def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
-    """Why `got` differs from `want` (None when they agree within rtol/atol)."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return (f"{name}: got {got.dtype}{list(got.shape)}, "
-                f"onnxruntime gives {want.dtype}{list(want.shape)}")
-    if np.issubdtype(got.dtype, np.floating):
-        bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        bad = got != want
-    if not bad.any():
-        return None
-    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-    return (f"{name}: {int(bad.sum())} of {got.size} elements differ from onnxruntime "
-            f"(max abs error {np.nanmax(err):.3g}, rtol={rtol}, atol={atol})")
-
-
-# ---------------------------------------------------------------------------
-# Sub-commands
-# ---------------------------------------------------------------------------
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    """Execute @main of a model (reference interpreter) or of an artifact or a model
-    partitioned over --backends (runtime) and summarize its outputs."""
-    from collage_xdsl.ir.interpreter import run_module
-
-    runtime = Path(args.model).is_dir() or bool(args.backends)
-    if args.profile and not runtime:
-        raise CollageError("--profile times kernels: run an artifact or give --backends")
-    check_input_options(args)
-    cpus = os.cpu_count() or 1
-    if not 1 <= args.threads <= cpus:
-        raise CollageError(f"--threads must be between 1 and the {cpus} CPUs, got {args.threads}")
-    if args.profile_runs < 1:
-        raise CollageError(f"--profile-runs: need at least 1 run, not {args.profile_runs}")
-    if runtime:
-        from collage_xdsl.tools.compile import load_for_runtime
-
-        model, execute = load_for_runtime(args)
-    else:
-        model = load_model(args.model, args.input_shape)
-        execute = partial(run_module, model.module)
-    if args.check and model.onnx_path is None:
-        raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an .onnx model")
-    inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
-    outputs = [np.asarray(o) for o in execute(inputs)]
-    for name, value in zip(model.output_names, outputs):
-        print(summary(name, value))
-    if args.output:
-        try:
-            with open(args.output, "wb") as f:  # np.savez(path) would append .npz to it
-                np.savez(f, **dict(zip(model.output_names, outputs)))
-        except OSError as e:
-            raise CollageError(f"--output {args.output}: cannot write it: {e.strerror}") from None
-    if args.check:
-        reference = onnxruntime_outputs(model.onnx_path, model.input_names, inputs, args.threads)
-        problems = [p for name, got, want in zip(model.output_names, outputs, reference)
-                    if (p := compare(name, got, want, args.rtol, args.atol)) is not None]
-        if problems:
-            for p in problems:
-                print(f"error: mismatch: {p}", file=sys.stderr)
-            return 1
-        print(f"check: {len(outputs)} output(s) match onnxruntime "
-              f"(rtol={args.rtol}, atol={args.atol})")
-    return 0
-
-
-def add_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="execute @main with the reference interpreter, or an "
-                       "artifact / a model partitioned over --backends with the runtime",
-                       description=cmd_run.__doc__)
-    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
-    p.add_argument("--inputs", metavar="FILE.npz",
-                   help="inputs keyed by input name, or positional arr_0, arr_1, ...")
-    p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
-    p.add_argument("--check", action="store_true",
-                   help="compare with onnxruntime (CPU); exit 1 on a mismatch")
-    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --check")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --check")
-    p.add_argument("--threads", type=int, default=1,
-                   help="onnxruntime intra-op threads for --check (default 1)")
-    p.add_argument("--output", metavar="FILE.npz", help="save the outputs, keyed by name")
-    add_run_options(p)
-    p.set_defaults(handler=cmd_run)
-
+from collage_xdsl.tools.run import add_run
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_run, add_compile, add_explain, add_bench]
@@ -306,11 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if hasattr(args, "tvm_tune"):  # every command that compiles kernels
-            from collage_xdsl.backends.tvm.tuning import TuningOptions, default_db_dir
-
-            TuningOptions(args.tvm_tune, args.tvm_tune_trials,
-                          args.tvm_tune_db or str(default_db_dir())).export()
         return args.handler(args)
     except ParseError as e:
         message = str(e).rstrip()

@@ -11,7 +11,6 @@ works unchanged. A bad input ends with an `error: ...` line on stderr and exit s
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -27,11 +26,12 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from collage_xdsl.dialects import get_all_dialects
-from collage_xdsl.errors import CollageError, not_utf8
+from collage_xdsl.errors import CollageError, diagnostic_message, not_utf8
+from collage_xdsl.frontend import parse_input_shapes, read_onnx
 from collage_xdsl.passes import get_all_passes
 
 if TYPE_CHECKING:
-    import onnx
+    pass
 
 
 class CollageOptMain(xDSLOptMain):
@@ -84,61 +84,9 @@ class CollageOptMain(xDSLOptMain):
             raise PassFailedException(str(e)) from None
 
 
-def parse_input_shapes(specs: Sequence[str] | None) -> dict[str, list[int]] | None:
-    """``--input-shape NAME:D1,D2,...`` values (symbolic input dimensions fixed) as the
-    frontend's ``input_shapes``; None when there are none."""
-    if not specs:
-        return None
-    shapes: dict[str, list[int]] = {}
-    for spec in specs:
-        name, sep, dims = spec.rpartition(":")
-        try:
-            shape = [int(d) for d in dims.split(",")]
-        except ValueError:
-            shape = []
-        if not sep or not name or not shape or min(shape) < 1 or name in shapes:
-            raise CollageError(f"--input-shape: expected NAME:D1,D2,... with positive "
-                               f"dimensions, each input once, got {spec!r}")
-        shapes[name] = shape
-    return shapes
-
-
-def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None = None
-              ) -> tuple[ModuleOp, onnx.ModelProto]:
-    """Import the serialized ONNX model `data` read from `name` (named in every error),
-    with `input_shapes` fixing symbolic input dimensions."""
-    import onnx
-
-    from collage_xdsl.frontend import FrontendError, import_onnx
-
-    try:
-        model = onnx.load_model_from_string(data)
-    except Exception as e:  # protobuf decode errors have no common base class
-        raise FrontendError(f"{name}: not a readable ONNX model: {e}") from None
-    if not model.HasField("graph"):
-        raise FrontendError(f"{name}: not an ONNX model: it has no graph"
-                            + (" (the file is empty)" if not data else ""))
-    try:
-        return import_onnx(model, input_shapes), model
-    except FrontendError as e:  # its message names the graph and node; add the file
-        raise FrontendError(f"{name}: {e}") from None
-
-
 def _error(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 1
-
-
-def diagnostic_message(e: DiagnosticException, source: str) -> str:
-    """A verifier diagnostic as `SOURCE: reason` plus the op it points at (the line above
-    the `^^^` marker in the annotated IR xDSL attaches as a note)."""
-    message = f"{source}: {e}"
-    for note in getattr(e, "__notes__", ()):
-        lines = note.splitlines()
-        for line, below in zip(lines, lines[1:]):
-            if re.fullmatch(r"\s*\^+-*", below):
-                return f"{message}\n  in: {line.strip()}"
-    return message
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """The `onnxruntime` BYOC backend: kernels become ONNX models run by the CPU execution
-provider. It supports every dialect op on f32 tensors, fuses arbitrarily, and names the
+provider (`lowering`). It supports every dialect op on f32 tensors, fuses arbitrarily, and names the
 patterns its graph optimizer fuses into one kernel (Conv+Add+Relu, MatMul+Add, BiasGelu).
 """
 
@@ -28,11 +28,12 @@ PATTERNS = (
     NamedPattern("matmul_bias", bias_add(_matmul)),
 )
 
-ONNXRUNTIME = Backend(
+BACKEND = Backend(
     name="onnxruntime",
     supported_ops={name: f32_only for name in kernel_op_names()},
     patterns=PATTERNS,
     fusion=FusionStyle.ARBITRARY,
     max_depth=8,
     package="onnxruntime",
+    lowering="collage_xdsl.backends.onnxruntime.lowering",
 )

@@ -21,6 +21,10 @@ from collage_xdsl.backends.threads import DEFAULT_SPINNING, ThreadPolicy
 
 ort.set_default_logger_severity(3)
 
+VERSION = f"{ort.__version__}+spin-{DEFAULT_SPINNING}"
+"""The library's version and the spinning that costs are measured with (the process's
+default policy), so costs measured with other spinning are keyed apart."""
+
 
 def session_options(policy: ThreadPolicy) -> ort.SessionOptions:
     options = ort.SessionOptions()
@@ -38,9 +42,7 @@ class OrtKernel:
     """A kernel running in an ONNX Runtime session."""
 
     backend = "onnxruntime"
-    version = f"{ort.__version__}+spin-{DEFAULT_SPINNING}"
-    """The library's version and the spinning that costs are measured with (the
-    process's default policy), so costs measured with other spinning are keyed apart."""
+    version = VERSION
 
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)

@@ -19,6 +19,8 @@ from collage_xdsl.backends.onnx_export import export_onnx
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
 
+VERSION = ov.get_version()
+
 
 @cache
 def core() -> ov.Core:
@@ -37,7 +39,7 @@ class OpenVinoKernel:
     """A kernel compiled by OpenVINO's CPU plugin, run through one infer request."""
 
     backend = "openvino"
-    version = ov.get_version()
+    version = VERSION
 
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)

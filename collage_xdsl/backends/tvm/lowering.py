@@ -31,14 +31,17 @@ from xdsl.ir import Operation
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.backends.tvm.options import TuningOptions
 from collage_xdsl.backends.tvm.schedule import cpu_pipeline_with_schedule
-from collage_xdsl.backends.tvm.tuning import TuningOptions, tuned_pipeline
+from collage_xdsl.backends.tvm.tuning import tuned_pipeline
 from collage_xdsl.backends.walk import flat_types, lower_function
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
 from collage_xdsl.ir.tensors import constant_array, np_dtype, shape_of
 
 R = relax.op
+VERSION = f"{tvm.__version__}+loopnest"
+"""The library and the default schedule: both decide what a measured cost means."""
 
 
 @cache
@@ -276,14 +279,11 @@ class TvmKernel:
     """A kernel compiled by TVM for the host CPU, run on a Relax VM."""
 
     backend = "tvm"
-    version = f"{tvm.__version__}+loopnest"
-    """The library and the default schedule: both decide what a measured cost means."""
 
-    def __init__(self, func: FuncOp, policy: ThreadPolicy):
+    def __init__(self, func: FuncOp, policy: ThreadPolicy, tuning: TuningOptions):
         self.signature = Signature.of(func, self.backend)
         self.policy = policy
-        tuning = TuningOptions.from_env()
-        self.version = TvmKernel.version + tuning.version_tag
+        self.version = VERSION + tuning.version_tag
         self.notes: list[str] = []
         """What schedule tuning did (`collage_xdsl.backends.tvm.tuning`)."""
         module = to_relax(func)
@@ -326,6 +326,7 @@ class TvmKernel:
         self._staging, self._staged = [], []
 
 
-def compile(func: FuncOp, policy: ThreadPolicy) -> TvmKernel:
+def compile(func: FuncOp, policy: ThreadPolicy, tuning: TuningOptions = TuningOptions()
+            ) -> TvmKernel:
     policy.configure_tvm()
-    return TvmKernel(func, policy)
+    return TvmKernel(func, policy, tuning)

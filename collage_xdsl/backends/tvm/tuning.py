@@ -1,7 +1,6 @@
 """Schedule tuning for TVM kernels (``tvm-tune=metaschedule``), in a separate process.
 
-    options = TuningOptions("metaschedule", trials=16)   # or TuningOptions.from_env()
-    options.export()        # this process and the worker processes it starts use it
+    options = TuningOptions("metaschedule", trials=16)
     tvm.compile(mod, target, relax_pipeline=tuned_pipeline(target, options, notes))
 
 Every TIR function that Relax legalization and fusion produce is a tuning task, keyed by
@@ -36,7 +35,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,54 +44,12 @@ from tvm import s_tir, tirx
 from tvm.relax.backend.cpu_generic import pipeline as cpu_pipeline
 from tvm.s_tir import dlight
 
+from collage_xdsl.backends.tvm.options import TuningOptions
 from collage_xdsl.backends.tvm.schedule import LoopNestSchedule
-from collage_xdsl.errors import CollageError
 
-MODES = ("none", "metaschedule")
-MODE_ENV, TRIALS_ENV, DB_ENV = "COLLAGE_TVM_TUNE", "COLLAGE_TVM_TUNE_TRIALS", "COLLAGE_TVM_TUNE_DB"
 WORKER_COMMAND = [sys.executable, "-m", "collage_xdsl.backends.tvm.tuning"]
 """The tuning child: reads a JSON request on stdin, writes records into the database."""
 WORKER_TIMEOUT_S = 600.0
-
-
-def default_db_dir() -> Path:
-    """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/tvm-tuning``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "collage-xdsl" / "tvm-tuning"
-
-
-@dataclass(frozen=True)
-class TuningOptions:
-    """How TVM kernels are scheduled: ``none`` (the loop-nest schedule) or ``metaschedule``."""
-
-    mode: str = "none"
-    trials: int = 16
-    """Design-space samples per task."""
-    db_dir: str = field(default_factory=lambda: str(default_db_dir()))
-
-    def __post_init__(self):
-        if self.mode not in MODES:
-            raise CollageError(f"tvm-tune: unknown mode {self.mode!r} (one of {', '.join(MODES)})")
-        if self.trials < 1:
-            raise CollageError(f"tvm-tune-trials must be at least 1, got {self.trials}")
-
-    @classmethod
-    def from_env(cls) -> TuningOptions:
-        """The process setting (``COLLAGE_TVM_TUNE``, ``_TRIALS``, ``_DB``; default none)."""
-        trials = os.environ.get(TRIALS_ENV, "16")
-        if not trials.isdigit():
-            raise CollageError(f"{TRIALS_ENV} must be a positive integer, got {trials!r}")
-        return cls(os.environ.get(MODE_ENV, "none"), int(trials),
-                   os.environ.get(DB_ENV) or str(default_db_dir()))
-
-    def export(self) -> None:
-        """Make this the process setting, inherited by worker processes started later."""
-        os.environ.update({MODE_ENV: self.mode, TRIALS_ENV: str(self.trials), DB_ENV: self.db_dir})
-
-    @property
-    def version_tag(self) -> str:
-        """Suffix of the TVM codegen version (part of the cost-database key)."""
-        return "" if self.mode == "none" else f"+ms{self.trials}"
 
 
 # ---------------------------------------------------------------------------

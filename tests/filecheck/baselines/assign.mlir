@@ -2,7 +2,7 @@
 // RUN: collage-opt %s --split-input-file -p 'collage-assign{backend=onnxruntime fusion=none}' | filecheck %s --check-prefix=PEROP
 // RUN: collage-opt %s --split-input-file -p 'collage-assign{backend=tvm}' | filecheck %s --check-prefix=TVM
 // RUN: collage-opt %s --split-input-file -p 'collage-assign{backend=tvm fusion=whole}' | filecheck %s --check-prefix=WHOLE
-// RUN: not collage-opt %s -p 'collage-assign{backend=test test-ops=relu,add}' 2>&1 | filecheck %s --check-prefix=NOSUPPORT
+// RUN: not collage-opt %s -p 'collage-assign{backend=test backend-options="test: ops=relu,add"}' 2>&1 | filecheck %s --check-prefix=NOSUPPORT
 
 // A graph compiler gets the whole graph as one region; per op, each op is a kernel; tvm
 // gets its FuseOps groups, or with fusion=whole the whole graph too, the tuple included

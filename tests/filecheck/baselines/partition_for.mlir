@@ -1,5 +1,5 @@
-// RUN: collage-opt %s --split-input-file -p 'collage-partition-for{backend=test test-ops=relu,add}' | filecheck %s
-// RUN: collage-opt %s --split-input-file -p 'collage-partition-for{backend=test test-ops=relu,add min-region-ops=2}' | filecheck %s --check-prefix=MIN2
+// RUN: collage-opt %s --split-input-file -p 'collage-partition-for{backend=test backend-options="test: ops=relu,add"}' | filecheck %s
+// RUN: collage-opt %s --split-input-file -p 'collage-partition-for{backend=test backend-options="test: ops=relu,add" min-region-ops=2}' | filecheck %s --check-prefix=MIN2
 
 // Greedy BYOC: the largest convex regions of supported ops go to the backend; a region
 // cannot swallow the add after an unsupported sigmoid (the path through it would leave

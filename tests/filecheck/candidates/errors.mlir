@@ -1,7 +1,7 @@
 // RUN: not collage-opt %s -p 'collage-candidates{backends=openvino}' 2>&1 | filecheck %s --check-prefix=F16
 // RUN: not collage-opt %s -p 'collage-candidates{backends=tvm,nope}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
-// RUN: not collage-opt %s -p 'collage-candidates{backends=test test-ops=relu,frobnicate}' 2>&1 | filecheck %s --check-prefix=BADOP
-// RUN: not collage-opt %s -p 'collage-candidates{backends=test test-ops=relu test-fusion=greedy}' 2>&1 | filecheck %s --check-prefix=BADSTYLE
+// RUN: not collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=relu,frobnicate"}' 2>&1 | filecheck %s --check-prefix=BADOP
+// RUN: not collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=relu fusion=greedy"}' 2>&1 | filecheck %s --check-prefix=BADSTYLE
 
 // Errors name the op (or option) and the reason; no traceback.
 

@@ -1,6 +1,6 @@
-// RUN: collage-opt %s -p 'collage-candidates{backends=test test-ops=conv2d,add,relu,reduce_sum test-fusion=none test-patterns="conv2d+add+relu" byoc-max-regions=false}' | filecheck %s --check-prefix=NONE
-// RUN: collage-opt %s -p 'collage-candidates{backends=test test-ops=conv2d,add,relu,reduce_sum test-fusion=tvm byoc-max-regions=false}' | filecheck %s --check-prefix=TVM
-// RUN: collage-opt %s -p 'collage-candidates{backends=tvm,test test-ops=add,relu,reduce_sum test-fusion=arbitrary byoc-max-depth=2}' | filecheck %s --check-prefix=ARB
+// RUN: collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=conv2d,add,relu,reduce_sum fusion=none patterns=conv2d+add+relu" byoc-max-regions=false}' | filecheck %s --check-prefix=NONE
+// RUN: collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=conv2d,add,relu,reduce_sum fusion=tvm" byoc-max-regions=false}' | filecheck %s --check-prefix=TVM
+// RUN: collage-opt %s -p 'collage-candidates{backends=tvm,test backend-options="test: ops=add,relu,reduce_sum fusion=arbitrary" byoc-max-depth=2}' | filecheck %s --check-prefix=ARB
 
 // A toy backend described by options: supported ops, a chain pattern, a fusion style.
 

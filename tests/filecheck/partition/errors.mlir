@@ -1,7 +1,7 @@
 // Bad options and impossible requests end with one error line naming the reason.
-// RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu estimator=measured}' 2>&1 | filecheck %s --check-prefix=MEASURED
+// RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" estimator=measured}' 2>&1 | filecheck %s --check-prefix=MEASURED
 // RUN: not collage-opt %s -p 'collage-partition{estimator=guess}' 2>&1 | filecheck %s --check-prefix=ESTIMATOR
-// RUN: not collage-opt %s -p 'collage-partition{backends=test test-ops=relu}' 2>&1 | filecheck %s --check-prefix=UNCOVERED
+// RUN: not collage-opt %s -p 'collage-partition{backends=test backend-options="test: ops=relu"}' 2>&1 | filecheck %s --check-prefix=UNCOVERED
 // RUN: not collage-opt %s -p 'collage-partition{estimator=mock tvm-max-depth=-2}' 2>&1 | filecheck %s --check-prefix=DEPTH
 // RUN: not collage-opt %s -p 'collage-candidates{byoc-max-depth=-1}' 2>&1 | filecheck %s --check-prefix=BYOCDEPTH
 // RUN: not collage-opt %s -p 'collage-partition{mock-costs="tvm:1,tvn:2"}' 2>&1 | filecheck %s --check-prefix=MOCKNAME

@@ -1,7 +1,7 @@
 // Partition then outline: the chosen kernels become private functions called from @main;
 // the two structurally equal relu kernels share one. Stock xdsl-opt re-parses the result.
-// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:1,test:2" tvm-max-depth=1 tvm-max-regions=false},collage-outline' | filecheck %s
-// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:1,test:2" tvm-max-depth=1 tvm-max-regions=false},collage-outline' | xdsl-opt | filecheck %s
+// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:1,test:2" tvm-max-depth=1 tvm-max-regions=false},collage-outline' | filecheck %s
+// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:1,test:2" tvm-max-depth=1 tvm-max-regions=false},collage-outline' | xdsl-opt | filecheck %s
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>

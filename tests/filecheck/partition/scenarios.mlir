@@ -3,10 +3,10 @@
 
 // A single op, won by the cheaper side; on an equal cost the first backend keeps it (a
 // strictly cheaper path replaces the best one, an equal one does not).
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=SINGLE-TEST
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:1,test:2"}' | filecheck %s --check-prefix=SINGLE-TVM
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=TIE-TVM
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=test,tvm test-ops=relu mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=TIE-TEST
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=SINGLE-TEST
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:1,test:2"}' | filecheck %s --check-prefix=SINGLE-TVM
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=TIE-TVM
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=test,tvm backend-options="test: ops=relu" mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=TIE-TEST
 
 func.func @single(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -33,8 +33,8 @@ func.func @single(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A diamond: the test backend's max depth decides between one fused kernel and singletons.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false tvm-max-regions=false byoc-max-depth=3 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-FUSED
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add byoc-max-regions=false tvm-max-regions=false byoc-max-depth=1 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-SINGLE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu,add" byoc-max-regions=false tvm-max-regions=false byoc-max-depth=3 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-FUSED
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu,add" byoc-max-regions=false tvm-max-regions=false byoc-max-depth=1 mock-costs="tvm:1.5,test:1"}' | filecheck %s --check-prefix=DIAMOND-SINGLE
 
 func.func @diamond(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -61,9 +61,9 @@ func.func @diamond(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A relu chain: the tvm and test max depths decide who fuses it; equal per-op costs.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=4 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TVM
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=1 byoc-max-depth=4 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TEST
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false tvm-max-depth=2 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-HALVES
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" byoc-max-regions=false tvm-max-regions=false tvm-max-depth=4 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TVM
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" byoc-max-regions=false tvm-max-regions=false tvm-max-depth=1 byoc-max-depth=4 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-TEST
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" byoc-max-regions=false tvm-max-regions=false tvm-max-depth=2 byoc-max-depth=2 mock-costs="tvm:1,test:1"}' | filecheck %s --check-prefix=CHAIN-HALVES
 
 func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -92,8 +92,8 @@ func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Five ops fused on the pricier tvm beat five singletons on the cheaper, non-fusing test
 // backend (5 x 0.85 > 1 + 0.9 + 0.81 + 0.729 + 0.6561); at 0.8 per op the singletons win.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.85"}' | filecheck %s --check-prefix=FIVE-FUSED
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=FIVE-SINGLE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu fusion=none" byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.85"}' | filecheck %s --check-prefix=FIVE-FUSED
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu fusion=none" byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=FIVE-SINGLE
 
 func.func @five(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -117,7 +117,7 @@ func.func @five(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Output tuple: the host builds it outside the kernel, which has two results.
 // An intermediate tuple feeding concatenate stays on the host too.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add,concat mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=TUPLE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu,add,concat" mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=TUPLE
 
 func.func @out_tuple(%x: tensor<4xf32>) -> tuple<tensor<4xf32>, tensor<4xf32>> {
   %a = collage.relu %x : tensor<4xf32>
@@ -154,7 +154,7 @@ func.func @mid_tuple(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<8xf32> {
 // A double residual: sigmoid only runs on tvm, so a relu and the add after its sigmoid
 // cannot share a test kernel (the path through the tvm sigmoid would leave and re-enter);
 // MaxCoalesce keeps them apart too.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu,add mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=RESIDUAL
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu,add" mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=RESIDUAL
 
 func.func @residual(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>
@@ -179,8 +179,8 @@ func.func @residual(%x: tensor<4xf32>) -> tensor<4xf32> {
 // MaxCoalesce: with one exit per candidate the fan-out can only be covered by three test
 // singletons; afterwards the touching kernels merge into one of two results, costed as one
 // kernel (2.71 = 1 + 0.9 + 0.81, less than the 3 its parts cost apart).
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=COALESCE
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1" coalesce=false}' | filecheck %s --check-prefix=APART
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=COALESCE
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" byoc-max-regions=false tvm-max-regions=false mock-costs="tvm:2,test:1" coalesce=false}' | filecheck %s --check-prefix=APART
 
 func.func @fan_out(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = collage.relu %x : tensor<4xf32>
@@ -207,8 +207,8 @@ func.func @fan_out(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // kernels, not its parts with a launch each. With single-op tvm candidates and a launch
 // penalty of 0.5, four tvm kernels (4 x 1.5) lose to four test ones (4 x 1.3); the region
 // (1 + 0.9 + 0.81 + 0.729 = 3.439, plus one launch) beats both.
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-depth=1 launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=REGION
-// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test test-ops=relu test-fusion=none byoc-max-regions=false tvm-max-depth=1 tvm-max-regions=false launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=NO-REGION
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu fusion=none" byoc-max-regions=false tvm-max-depth=1 launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=REGION
+// RUN: collage-opt %s --split-input-file -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu fusion=none" byoc-max-regions=false tvm-max-depth=1 tvm-max-regions=false launch-penalty=0.5 mock-costs="tvm:1,test:0.8"}' | filecheck %s --check-prefix=NO-REGION
 
 func.func @four(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>

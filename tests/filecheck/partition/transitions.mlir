@@ -3,11 +3,11 @@
 // the test backend runs relu at half tvm's cost: without crossings the relus go to the
 // test backend (3 kernels, 2 crossings); a crossing dearer than what they save keeps the
 // whole chain on tvm in one kernel; the explain table shows what the crossings cost.
-// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=FREE
-// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:2,test:1" transitions="fixed:0.25" explain-table="%t.txt" explain="%t.json"}' | filecheck %s --check-prefix=CHEAP
+// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:2,test:1"}' | filecheck %s --check-prefix=FREE
+// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:2,test:1" transitions="fixed:0.25" explain-table="%t.txt" explain="%t.json"}' | filecheck %s --check-prefix=CHEAP
 // RUN: filecheck %s --check-prefix=CHEAP-TABLE < %t.txt
 // RUN: filecheck %s --check-prefix=CHEAP-JSON < %t.json
-// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test test-ops=relu mock-costs="tvm:2,test:1" transitions="fixed:1"}' | filecheck %s --check-prefix=DEAR
+// RUN: collage-opt %s -p 'collage-partition{backends=tvm,test backend-options="test: ops=relu" mock-costs="tvm:2,test:1" transitions="fixed:1"}' | filecheck %s --check-prefix=DEAR
 // RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test transitions="fixed:-1"}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not collage-opt %s -p 'collage-partition{backends=tvm,test transitions=measured}' 2>&1 | filecheck %s --check-prefix=NOHOOK
 

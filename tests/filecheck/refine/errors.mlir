@@ -6,7 +6,7 @@
 // RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=guess}' 2>&1 | filecheck %s --check-prefix=SCORER
 // RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=mock mock-costs="tvm"}' 2>&1 | filecheck %s --check-prefix=MOCK
 // RUN: not collage-opt %s -p 'collage-refine{budget=5 scorer=mock mock-transfer=-1}' 2>&1 | filecheck %s --check-prefix=TRANSFER
-// RUN: not collage-opt %s -p 'collage-refine{backends=tvm,test test-ops=relu budget=5}' 2>&1 | filecheck %s --check-prefix=MEASURED
+// RUN: not collage-opt %s -p 'collage-refine{backends=tvm,test backend-options="test: ops=relu" budget=5}' 2>&1 | filecheck %s --check-prefix=MEASURED
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,cuda budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=BACKEND
 // RUN: not collage-opt %s -p 'collage-refine{budget=ten}' 2>&1 | filecheck %s --check-prefix=PARSE
 // RUN: not collage-opt %s -p 'collage-partition{estimator=mock},collage-refine{budget=5 scorer=mock cost-db="%t/none.sqlite"}' 2>&1 | filecheck %s --check-prefix=COSTDB

@@ -1,0 +1,208 @@
+"""The partition library call: a module's functions planned and their kernel regions formed.
+
+    plans = partition(module, PartitionOptions(backends=("tvm", "onnxruntime")))
+    plans[0].kernels, plans[0].report, plans[0].refined
+
+Per function: candidates of the enabled backends (Phases 1-2), each costed once, the
+cheapest cover (Phase 3, `collage_xdsl.core.search`), MaxCoalesce, end-to-end refinement
+when it has a budget, and the kernel regions of the final plan (Phase 4), with the kept
+alternative plans as functions beside it. The explain report is built on request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+
+from collage_xdsl.core.boundaries import TransitionCosts
+from collage_xdsl.core.candidates import (
+    CandidateKernel,
+    PartitionSpec,
+    generate_candidates,
+)
+from collage_xdsl.core.coalesce import coalesce_costed
+from collage_xdsl.core.cost import Cost
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.regions import Kernel, form_regions, partitionable_functions
+from collage_xdsl.core.search import SearchResult, search
+from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.estimator import CostEstimator, kernel_request
+from collage_xdsl.planner.costing import (
+    boundary_costs,
+    evicts,
+    kernel_cost,
+    make_estimator,
+    merged_costs,
+    sequence_cost,
+)
+from collage_xdsl.planner.explain import FunctionReport, explain_function
+from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.refinement import (
+    Budget,
+    RefinedFunction,
+    install_alternatives,
+    refine_function,
+)
+
+Progress = Callable[[str], None]
+"""Told each phase as it starts (`"candidates @main"`, `"search @main"`, ...)."""
+
+
+@dataclass
+class FunctionPlan:
+    """How one function was partitioned."""
+
+    function: str
+    kernels: list[Kernel]
+    """The plan whose kernel regions were formed."""
+    report: FunctionReport | None
+    """The explain report of the search's plan (on request)."""
+    refined: RefinedFunction | None
+    """What refinement made of the search's plan (with a budget)."""
+
+
+def search_candidates(graph: DataflowGraph, candidates: Sequence[CandidateKernel],
+                      estimator: CostEstimator, *, launch_penalty: float = 0.0,
+                      transitions: TransitionCosts | None = None) -> SearchResult:
+    """`search` over candidate kernels: host candidates cost nothing and pay no launch
+    penalty or crossings; the others cost `kernel_cost` plus ``transitions``."""
+
+    def is_host(c: CandidateKernel) -> bool:
+        return c.spec.backend is None
+
+    def cost_of(c: CandidateKernel) -> Cost:
+        return Cost.zero() if is_host(c) else kernel_cost(estimator, c.sub_graph, c.spec.name)
+
+    return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
+                  is_host=is_host, describe=lambda c: c.describe(graph),
+                  backend_of=lambda c: None if is_host(c) else c.spec.name,
+                  transitions=transitions)
+
+
+def alone_totals(graph: DataflowGraph, candidates: Sequence[CandidateKernel],
+                 estimator: CostEstimator, *, launch_penalty: float = 0.0,
+                 transitions: TransitionCosts | None = None) -> dict[str, Cost | str]:
+    """For each backend with candidates, in first-candidate order: the total of the
+    cheapest cover by its candidates and the host's alone, or why there is none (costs
+    already estimated for the mixed search)."""
+    backends = list(dict.fromkeys(c.spec.name for c in candidates if c.spec.backend is not None))
+    totals: dict[str, Cost | str] = {}
+    for backend in backends:
+        own = [c for c in candidates if c.spec.backend is None or c.spec.name == backend]
+        try:
+            totals[backend] = search_candidates(
+                graph, own, estimator, launch_penalty=launch_penalty, transitions=transitions
+            ).total
+        except CollageError as e:
+            totals[backend] = str(e)
+    return totals
+
+
+class _Planner:
+    """The state of one `partition` call: specs, estimator, database, boundary costs."""
+
+    def __init__(self, module: ModuleOp, options: PartitionOptions, explain: bool,
+                 progress: Progress):
+        self.module, self.options, self.explain, self.progress = module, options, explain, progress
+        self.specs: list[PartitionSpec] = options.specs()
+        options.check(self.specs)
+        self.estimator, self.db = make_estimator(self.specs, options, evicts(module))
+        self.configs = options.coalesce_configs(self.specs)
+        self.budget = Budget(options.refinement().budget_seconds())
+        self.other_hosts = 0
+
+    def valid(self, sub: SubGraph, backend: str) -> bool:
+        config = self.configs[backend]
+        return config is not None and sub.is_valid(config)
+
+    def cost_of(self, c: CandidateKernel) -> Cost:
+        return Cost.zero() if c.spec.backend is None else \
+            kernel_cost(self.estimator, c.sub_graph, c.spec.name)
+
+    def plan(self, transitions: TransitionCosts) -> list[FunctionPlan]:
+        if self.explain and self.db is not None:  # one count for the whole module
+            self.other_hosts = self.db.other_hosts()
+        return [self.plan_function(func, transitions)
+                for func in partitionable_functions(self.module)]
+
+    def plan_function(self, func, transitions: TransitionCosts) -> FunctionPlan:
+        name = func.sym_name.data
+        hits0, misses0 = self._db_counts()
+        graph = DataflowGraph(func)
+        self.progress(f"candidates @{name}")
+        candidates = generate_candidates(graph, self.specs)
+        self.progress(f"costs @{name}: {len(candidates)} candidates")
+        self.estimator.estimate_all(  # all at once: measured in batches, one progress bar
+            kernel_request(c.sub_graph, c.spec.name)
+            for c in candidates if c.spec.backend is not None)
+        self.progress(f"search @{name}")
+        result = search_candidates(graph, candidates, self.estimator,
+                                   launch_penalty=self.options.launch_penalty,
+                                   transitions=transitions)
+        kernels = [Kernel(c.sub_graph, c.spec.name, self.cost_of(c).seconds)
+                   for c in result.chosen if c.spec.backend is not None]
+        if self.options.coalesce:
+            kernels = coalesce_costed(graph, kernels, self.valid,
+                                      lambda ks: merged_costs(self.estimator, ks),
+                                      transitions.kernel)
+        report = self._report(graph, kernels, candidates, result, transitions, hits0,
+                              misses0) if self.explain else None
+        refined = self._refine(func, graph, kernels)
+        form_regions(graph, refined.kernels if refined else kernels)
+        if refined:
+            install_alternatives(func, refined.alternatives)
+        return FunctionPlan(name, refined.kernels if refined else kernels, report, refined)
+
+    def _refine(self, func, graph: DataflowGraph, kernels: list[Kernel]
+                ) -> RefinedFunction | None:
+        options = self.options.refinement()
+        if options.budget_seconds() == 0 or not kernels:
+            return None
+        name = func.sym_name.data
+        self.progress(f"refinement @{name}")
+        return refine_function(self.module.clone(), name, graph, kernels, self.specs, options,
+                               self.budget.left())
+
+    def _db_counts(self) -> tuple[int, int]:
+        if self.db is None:
+            return 0, 0
+        stats = self.db.stats()
+        return stats["hits"], stats["misses"]
+
+    def _report(self, graph, kernels, candidates, result, transitions, hits0, misses0
+                ) -> FunctionReport:
+        if self.db is not None:
+            hits, misses = self._db_counts()
+            hits, misses = hits - hits0, misses - misses0
+        else:
+            hits, misses = 0, len({(c.sub_graph.structural_hash(), c.spec.name)
+                                   for c in candidates if c.spec.backend is not None})
+        alone = alone_totals(graph, candidates, self.estimator,
+                             launch_penalty=self.options.launch_penalty,
+                             transitions=transitions)
+        return explain_function(
+            graph, kernels, candidates, self.cost_of, total=result.total, estimates=misses,
+            cost_db_hits=hits, search_seconds=result.seconds,
+            states_expanded=result.states_expanded, transitions=transitions, alone=alone,
+            sequence_of=lambda k: sequence_cost(self.estimator, k),
+            cost_db_other_hosts=self.other_hosts)
+
+    def close(self) -> None:
+        self.estimator.close()
+        if self.db is not None:
+            self.db.close()
+
+
+def partition(module: ModuleOp, options: PartitionOptions, *, explain: bool = False,
+              progress: Progress = lambda phase: None) -> list[FunctionPlan]:
+    """Partition every function of `module` in place (see the module docstring)."""
+    planner = _Planner(module, options, explain, progress)
+    try:
+        transitions = boundary_costs(planner.specs, options, planner.db)
+        return planner.plan(transitions)
+    finally:
+        planner.close()
+

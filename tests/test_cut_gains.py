@@ -25,9 +25,9 @@ from collage_xdsl.measure.cost_db import CostDatabase
 from collage_xdsl.measure.estimator import Measurement, kernel_request
 from collage_xdsl.measure.pool import MeasureSettings
 from collage_xdsl.planner.costing import cost_db_versions, evicts
-from collage_xdsl.refine.cuts import cut_gains
+from collage_xdsl.refine.cuts import CutPoints, cut_gains
 from collage_xdsl.refine.driver import refine
-from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
+from collage_xdsl.refine.moves import MoveSpace, make_plan
 from collage_xdsl.refine.report import RefineOptions, format_trials
 
 

@@ -16,7 +16,8 @@ from collage_xdsl.core.index_set import first
 from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.refine.moves import CutPoints, MoveSpace, make_plan
+from collage_xdsl.refine.cuts import CutPoints
+from collage_xdsl.refine.moves import MoveSpace, make_plan
 
 
 def test_seeds_are_each_backend_alone_and_greedy_byoc():

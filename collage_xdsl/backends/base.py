@@ -1,30 +1,14 @@
-"""Backend: what a backend declares, and the PartitionSpec derived from it (Phase 1).
+"""Backend: what a backend declares, and the partition spec derived from it (Phase 1).
 
-A backend declares its name, the ops it supports (each with an optional predicate on the
-op, e.g. "f32 only"; `None` for every op), named patterns (lowered as composites labelled
-`<backend>.<name>`), a fusion style and a maximum kernel depth. Its partition spec is
-derived, never written by hand:
+    Backend(name="mine", supported_ops={"collage.relu": None}, fusion=FusionStyle.ARBITRARY,
+            lowering="mypackage.lowering")
 
-    seeds  = Union(Composite(<backend>.<name>, DFPattern(pattern)) for each pattern,
-                   singletons of the supported ops)
-    none:      seeds
-    tvm:       Combine(seeds, [by-kind FuseOps rules, tuple args, tuple projections])
-    arbitrary: Combine(seeds, [join anything, tuple args, tuple projections],
-                       pruned to valid unions, which loses none: see CombinePartitionRule)
-    rule   = Primitive(OnlyValid(<that>, max_exits=1, no taps, max_depth))
-    with max_regions, BYOC backends and fusing native ones:
-           Union(rule, MaxCoalesce(supported singletons)) — the maximal supported regions
-           at any depth, as `partition_for_<backend>` would offload them, or as MaxCoalesce
-           merges a native backend's touching kernels after the search (so the search
-           prices that one merged kernel, not its parts with a launch each).
-
-Constants need no combiner: `SubGraph.extract` clones the constants a kernel reads into it.
-
-Lowering: `lowering` names the backend's codegen module (imported on first use, so
-declaring a backend does not load its toolchain); a subclass may override `lower` and
-`version` instead.
+A backend declares its supported ops (each with an optional predicate), named patterns
+(composites `<backend>.<name>`), a fusion style (none, tvm, arbitrary), a maximum depth
+and its codegen module (`lowering`: ``compile(func, policy)`` and ``VERSION``). Its
+spec is derived: seeds (patterns, singletons) combined by the style's combiners, valid
+sub-graphs only, plus the maximal supported regions (`docs/design.md`, "Partition specs").
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

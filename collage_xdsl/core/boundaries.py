@@ -1,54 +1,16 @@
 """Boundary costs: what a whole-model run pays beyond its kernels' isolated costs.
 
-A kernel's measured cost is the time of calling it alone on the same inputs, each call
-right after the L2 caches were evicted (`collage_xdsl.measure.evict`). A partitioned model run by
-`collage_xdsl.runtime.executable` pays more than the sum:
-
-* ``base``: the runtime's own cost per run (input checks, the step loop, the outputs);
-* ``launch[b]``: per kernel call on backend ``b``, what a call costs in a whole-model run
-  beyond its cost alone (the runtime's dispatch, a thread pool that went to sleep while
-  another library ran, library state the other kernels displaced);
-* ``crossing[(a, b)]``: per tensor handed from a kernel on backend ``a`` to one on ``b``
-  (``a != b``): fixed seconds + seconds per byte (DLPack / alignment copies, wrapping the
-  buffer for the other library, the other library's threads waking up).
+    costs = TransitionCosts(base=5e-6, launch={"tvm": 1e-6}, crossing={("tvm", "ort"): (2e-6, 0)})
+    plan_estimate(graph, kernels, costs).total
 
     estimate(plan) = base + sum_k (cost_k + launch[b_k]) + sum_{a -> b, a != b} crossing
 
-with ``cost_k`` the kernel's cost in a plan of several kernels: its cost plus its own
-sequence cost, measured with it (`collage_xdsl.measure.estimator.Measurement.sequence`: what a
-call right after other kernels of its backend costs beyond a call right after its own).
-It over-states what a plan pays: on plans of 5-65 kernels of five models
-(`scripts/sequence_penalty.py --max-depth`) the database's sequence costs summed to
-2.4-3.1x the run's excess over its calls timed alone on three, 0.87x on one, and the
-fifth ran faster than its calls alone. So it is an upper bound that makes the search
-prefer fewer kernels; refinement times what it cannot see. A plan of one kernel doing
-all the work is that kernel's cost alone.
-
-Host ops (tuples) count as no backend: nothing is charged for tensors to or from them.
-:func:`calibrate` measures the figures in a worker process on chains of distinct kernels,
-one op each (conv 3x3, batch norm, relu, conv 1x1, sigmoid, transpose, max pool, avg pool,
-in turn; kernel i has its own weights), on NCHW tensors:
-
-    T(b x n)    n kernels on b            = base + sum_i iso_i + n * launch_b
-    T(a b a b)  8 kernels alternating a/b = base + sum_i iso_i + 4 launch_a + 4 launch_b
-                                                 + 7 * crossing(a, b)
-
-with ``iso_i`` kernel i timed alone, as the measured estimator times kernels (right after
-the L2 caches were evicted, `collage_xdsl.measure.evict`: what a kernel finds out of the cache in
-a run is already in its cost, not in ``launch``). Chains of 2
-and 8 kernels give ``launch`` and ``base``; two tensor sizes (16 KiB, 512 KiB) give the
-crossing's fixed and per-byte parts (clamped at zero; one figure for both directions).
-Distinct kernels matter: a chain of one kernel called again and again (the first version
-of this calibration, with ReLUs) keeps that kernel's code, weights and library state hot
-and shows no launch cost at all.
-:func:`transition_costs` keeps calibrations in the cost database, per backend versions,
-host and thread policy, so a warm database calibrates nothing.
-
-Option syntax (``collage-partition{transitions=...}``): ``none``; ``measured``;
-``fixed:SECONDS`` (every crossing costs SECONDS, nothing else: for tests and toy backends);
-``auto`` is ``measured`` with the measured estimator and ``none`` otherwise.
+`base` is the runtime's own cost per run, `launch[b]` what a call on backend b costs in a
+run beyond its cost alone, `crossing[(a, b)]` a tensor handed from backend a to b (fixed
+seconds + seconds per byte). A plan of one kernel doing all the work is that kernel's cost
+alone. `runtime/calibration` measures the figures; the option syntax is `none`,
+`measured`, `fixed:SECONDS` or `auto` (`docs/design.md`, "Boundary costs").
 """
-
 from __future__ import annotations
 
 import math

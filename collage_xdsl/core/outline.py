@@ -1,37 +1,16 @@
-"""Outlining: every `collage.kernel` region becomes a private kernel function, and what
-the outlined module says (its kernel functions, its calls, a direct whole-model call).
+"""Outlining: every `collage.kernel` region becomes a private kernel function, and what an
+outlined module says (its kernel functions and calls, a direct whole-model call).
 
-Before:
+    %r = collage.kernel "tvm"(%x) {label = "relu"} ... { collage.relu ... }
+      ->  %r = func.call @collage_tvm_relu(%x)
+          func.func private @collage_tvm_relu(...) attributes {collage.backend = "tvm",
+              collage.kernel} { collage.relu ...; func.return ... }
 
-    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-      %r = collage.kernel "tvm"(%x) {label = "relu", cost = 1.0e-06 : f64}
-               : (tensor<4xf32>) -> tensor<4xf32> {
-      ^bb0(%a: tensor<4xf32>):
-        %b = collage.relu %a : tensor<4xf32>
-        collage.yield %b : tensor<4xf32>
-      }
-      func.return %r : tensor<4xf32>
-    }
-
-After:
-
-    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-      %r = func.call @collage_tvm_relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
-      func.return %r : tensor<4xf32>
-    }
-    func.func private @collage_tvm_relu(%a: tensor<4xf32>) -> tensor<4xf32>
-        attributes {collage.backend = "tvm", collage.cost = 1.0e-06 : f64, collage.kernel} {
-      %b = collage.relu %a : tensor<4xf32>
-      func.return %b : tensor<4xf32>
-    }
-
-The function is named `collage_<backend>_<label>` (the kernel's index in the module when
-it has no label; a numeric suffix keeps names unique). Kernels with the same backend and
-structurally equal bodies (same ops, attributes, constants and types) share one function.
-Nested `collage.composite` regions stay inside the kernel function. A kernel without a
-cost gets none (`collage.cost` is only written when the partitioner estimated it).
+A function is named `collage_<backend>_<label>` (unique by a numeric suffix); kernels of
+one backend with structurally equal bodies share one function; composites stay inside;
+`collage.cost` is copied when the partitioner estimated one (`passes/outline.py` shows
+the whole IR before and after).
 """
-
 from __future__ import annotations
 
 import math

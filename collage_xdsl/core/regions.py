@@ -1,36 +1,14 @@
-"""Phase 4: rewrite the chosen sub-graphs of a function into `collage.kernel` regions.
+"""Phase 4: the chosen sub-graphs of a function become `collage.kernel` regions, and the
+inverse (`recover_kernels`).
 
-Decisions:
+    form_regions(graph, [Kernel(sub_graph, "tvm", cost=1e-6), ...])
 
-* **Constants are cloned in.** A constant a kernel reads becomes a `collage.constant` inside
-  its region (large ones are references into the weight store, so this is cheap): backends
-  see their weights, and kernel inputs are only real dataflow values. The outer constant
-  stays while anything outside still reads it. Constant nodes inside a chosen sub-graph are
-  treated the same way, so a constant is never a kernel exit, and kernels may share one:
-  kernels overlap only when they share an op (`SubGraph.overlaps`).
-* **Exits are results.** Every value defined inside and read outside (by an op, another
-  kernel or `func.return`) is one result of the kernel, in dataflow order.
-* **Composites are nested regions.** A labelled nested sub-graph (`SubGraph.nested`)
-  becomes a `collage.composite "<label>"` region inside its kernel (recursively).
-* **Dead kernels are dropped.** A kernel none of whose values is read (a pure op whose
-  result nothing uses) has no results; it is erased rather than handed to a backend that
-  cannot build a kernel without outputs (ONNX Runtime) or run for nothing.
-* **Host nodes stay outside.** Arguments, constants and every node no kernel covers (e.g. a
-  `collage.tuple` / `collage.get_item` the search left to the host) are not wrapped.
-* **MaxCoalesce** (`coalesce`): after the search, kernels of one backend that touch are
-  merged while the caller's validity check accepts the union (`collage-partition`: convex
-  — no path leaving and re-entering —, any number of exits, within the backend's max
-  depth unless it offers maximal regions anyway; never for a backend that does not fuse).
-  The merged kernel's cost is the sum of its parts' costs. Merging unions kernels that do
-  not overlap, so fan-out never makes kernels overlap. `coalesce_costed` then costs each
-  merged kernel as the kernel it is (one call, not its parts) and keeps it only when it is
-  no dearer than its parts with their launches; otherwise the parts stay apart.
-
-The sub-graphs are all expressed over the original `DataflowGraph`; their ops are gathered
-before any rewriting, kernels are built downstream-first (reverse dataflow order), and the
-function body is re-sorted topologically at the end so every kernel sits after its inputs.
+Constants a kernel reads are cloned into its region (kernels may share one); every value
+defined inside and read outside is a result, in dataflow order; nested composites become
+`collage.composite` regions; a kernel whose values nothing reads is erased; host nodes
+(arguments, constants, uncovered tuples) stay outside. The function body is sorted
+topologically at the end (`docs/design.md`, "Kernel regions").
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence

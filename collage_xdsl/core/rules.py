@@ -1,25 +1,15 @@
 """Partition rules (Collage Phase 2): composable producers of candidate kernels.
 
-Base rules find candidates in the dataflow graph directly; combinators transform the
-candidates of their sub-rules. Every rule implements
-`all_candidates(graph, spec) -> list[CandidateKernel]`, candidates may overlap, and a rule
-never builds IR. The shapes the design doc describes, e.g. TVM's FuseOps:
-
     OnlyValidPartitionRule("", CombinePartitionRule("", OpCallByKindPartitionRule(""),
         (AllSimpleCombinerRule("", TVM_SIMPLE_RULES), TupleArgCombinerRule(),
          TupleProjCombinerRule()), max_depth=8), SubGraphConfig(max_exits=1, max_depth=8))
 
-and pattern-based BYOC: `UnionPartitionRule` of `CompositePartitionRule(label,
-DFPatternPartitionRule(pattern))` combined with a join-anything combiner (the specs
-`collage_xdsl.backends.base.Backend` derives). The combiners live in
-`collage_xdsl.core.combiners`; `DataflowTemplatePartitionRule` (at the end) follows an
-accelerator's hardware dataflow template.
-
-Rule names: a base rule names each candidate after its rule name, or the op's short name
-(`conv2d`) when that is empty; combiners join the names of the candidates they union with
-`+`; wrapping rules prefix their own name with `.` when it is not empty.
+Base rules find candidates in the graph (patterns, op predicates, op kinds, a hardware
+dataflow template); combinators transform their sub-rules' candidates (composite,
+primitive, union, combine by `collage_xdsl.core.combiners`, only-valid, host, MaxCoalesce).
+Candidates may overlap; no rule builds IR. A candidate is named after its rule, or its op
+(`conv2d`); unions join names with `+`, wrapping rules prefix theirs with `.`.
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

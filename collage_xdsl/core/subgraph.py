@@ -1,23 +1,15 @@
-"""SubGraph: a set of dataflow nodes 'inside' a candidate kernel, and its validity rules.
+"""SubGraph: the dataflow nodes inside a candidate kernel, what derives from them, and
+whether they make a valid kernel.
 
-A sub-graph is an IndexSet of `DataflowGraph` nodes. From it derive (Collage design doc):
+    sub = SubGraph(graph, of([2, 3]))
+    sub.entry, sub.exit, sub.input, sub.output     # node sets, as the design doc defines
+    sub.why_invalid(SubGraphConfig(max_exits=1))   # None, or why not
+    sub.extract()                                  # a module with the kernel function
 
-- entry: inside nodes with a dataflow input outside;
-- exit: inside nodes with a dataflow output outside, or that are graph outputs;
-- input: outside nodes feeding an inside node;
-- output: outside nodes consuming an inside node.
-
-Constants are weights that every kernel carries: an outside constant feeding the sub-graph
-is cloned into it (it is neither an input nor makes its consumer an entry), and an inside
-constant is never an exit (an outside consumer clones its own copy).
-
-Sub-graphs are closed under disjoint union and under wrapping by a label: `with_label`
-nests the sub-graph as a labelled composite (a BYOC "Composite" function), so a
-sub-graph carries a tuple of nested labelled sub-graphs, which `extract` emits as
-`collage.composite` regions inside the kernel function (functions a `func.call` inside
-names are copied along).
+Constants are weights every kernel carries: an outside constant feeding the sub-graph is
+cloned in, an inside one is never an exit. Sub-graphs are closed under disjoint union and
+under wrapping by a label (nested composites, extracted as `collage.composite` regions).
 """
-
 from __future__ import annotations
 
 import hashlib

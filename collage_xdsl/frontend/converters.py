@@ -344,7 +344,7 @@ def convert_reduce(ctx: NodeContext):
 @converter("Softmax")
 def convert_softmax(ctx: NodeContext):
     """From opset 13 along one axis; before, over the input coerced to 2-D at `axis`,
-    which is along `axis` when only 1s follow it (SqueezeNet's N x 1000 x 1 x 1)."""
+    which is along `axis` when only 1s follow it (a classifier's N x 1000 x 1 x 1)."""
     shape = ctx.shape(0)
     axis = _norm(ctx, ctx.attr("axis", -1 if ctx.opset >= 13 else 1), len(shape))
     if ctx.opset >= 13 or all(d == 1 for d in shape[axis + 1:]):

@@ -1,22 +1,14 @@
 """Import an ONNX model into the `collage` dialect.
 
-`import_onnx` turns a model into ``builtin.module { func.func @main(...) }``: one
-argument per real graph input, initializers and every input-independent sub-graph
-folded into `collage.constant`s (with onnx's reference evaluator), every other node
-lowered by its converter in `collage_xdsl.frontend.converters`. Shapes are static:
-each op infers its result type and the frontend cross-checks it against ONNX shape
-inference, so a model the dialect cannot represent is a `FrontendError` naming the node.
+    module = import_onnx(onnx.load("m.onnx"), input_shapes={"x": [1, 3, 224, 224]})
 
-Nothing is computed twice: xDSL's common subexpression elimination then merges ops of
-the same name, attributes and operands, so the partitioner, every backend and every
-export see each computation once. Constants of equal content merge first (weights are
-keyed by content), and with them the ops that read them:
-
-    %w0 = collage.constant #collage.weight<"k"> ; %a = collage.conv2d %x, %w0
-    %w1 = collage.constant #collage.weight<"k"> ; %b = collage.conv2d %x, %w1
-      ->  %w0 = collage.constant #collage.weight<"k"> ; %a = collage.conv2d %x, %w0   (%b is %a)
+One argument per real graph input; initializers and every input-independent sub-graph
+folded into `collage.constant`s (onnx's reference evaluator); every other node lowered by
+its converter (`collage_xdsl.frontend.converters`) with static shapes cross-checked
+against ONNX shape inference, so a model the dialect cannot represent is a
+`FrontendError` naming the node. xDSL's `cse` then merges equal computations (weights are
+keyed by content), so every backend sees each computation once.
 """
-
 from __future__ import annotations
 
 import re

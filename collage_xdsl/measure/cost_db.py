@@ -1,20 +1,13 @@
-"""Persistent cost database: measured kernel costs survive between runs.
+"""The persistent cost database: measured kernel costs survive between runs.
 
-An embedded SQLite file (default ``$XDG_CACHE_HOME/collage-xdsl/costs.sqlite``, or
-``~/.cache/...``) keyed by (kernel structural hash, backend, backend version, host
-fingerprint), storing cost, spread, runs, reason, a timestamp and the sequence cost
-(`Measurement`); and the calibrated transition costs (`collage_xdsl.core.boundaries`) per
-backend versions and thread policy. Many processes may write at once: WAL journal, a
-busy timeout and ``INSERT OR REPLACE`` in short ``BEGIN IMMEDIATE`` transactions. A file
-that is not ours (garbage, not a regular file, or SQLite with other tables, columns or
-schema version) is reported as a :class:`CollageError` naming the file and the reason, and
-is never modified or deleted; so is a row or transition costs of ours that we cannot have
-written, when read. A file of our schema version 1 is upgraded in place, its costs kept.
+    with CostDatabase("costs.sqlite") as db:
+        estimator = CachedCostEstimator(inner, db, version_of)   # measures each kernel once
 
-:class:`CachedCostEstimator` wraps any estimator with the database: a second run on the
-same model on the same host measures nothing.
+SQLite, keyed by (kernel structural hash, backend, version with how it was measured, host
+description); it also keeps calibrated boundary costs. Many processes may write at once.
+A file that is not ours, or a row we cannot have written, is a `CollageError` naming the
+file, and the file is left untouched; a schema-1 file is upgraded in place.
 """
-
 from __future__ import annotations
 
 import hashlib
@@ -82,10 +75,8 @@ _ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "av
               "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
               "asimd", "asimddp", "sve", "sve2", "bf16", "i8mm")
 """The instruction-set extensions (``/proc/cpuinfo`` flags, x86 and Arm) the backends'
-kernels dispatch on. Hosts that share a model name can run the same kernel at different
-relative costs: OpenVINO's batch-1 fully connected layer with its ReLU fused took 1.39x the
-time of the layer without its ReLU on one 2-core "AMD EPYC" VM, and 1.03x on another (cpu
-family 25, model 1; AVX2, no AVX-512)."""
+kernels dispatch on: hosts that share a model name can run the same kernel at different
+relative costs (`docs/measurement.md`, "The cost database")."""
 _CPU_IDENTITY = ("cpu family", "model", "cache size", "CPU implementer", "CPU part")
 """The ``/proc/cpuinfo`` fields that tell one CPU generation (and its per-core cache, which
 the libraries block their loops for) from another when the model name does not: virtual

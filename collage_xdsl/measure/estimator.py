@@ -76,17 +76,8 @@ def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
 
 def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
     """`requests` with the backends of one sub-graph (one `key`) next to each other, in
-    the order each key and each backend first appears.
-
-    Candidates come backend by backend (every TVM kernel, then every ONNX Runtime one...),
-    and measured in that order each backend's kernels fell into a window of their own, a
-    minute apart on a big model. This machine's speed moves by a third between seconds
-    (ONNX Runtime on the MNIST CNN: 66-95 us in consecutive half seconds), so the windows
-    decided which backend looked faster: light ShuffleNet's whole model measured 3.4 ms on
-    OpenVINO and 6.6 ms on ONNX Runtime, 28 s apart, and the search chose OpenVINO; in
-    the benchmark's interleaved rounds the two plans ran 6.7 and 5.6 ms. Measured next to
-    each other, a sub-graph's backends see much the same machine.
-
+    the order each key and each backend first appears, so that a sub-graph's backends are
+    timed in the same moments of a machine whose speed drifts (`docs/measurement.md`).
     Kernels that do all the work (`KernelRequest.alone`) come last, all together, so
     that they fill batches of their own (`measurement_batches`)."""
     groups: dict[tuple[str, bool], list[KernelRequest]] = {}

@@ -1,30 +1,13 @@
-"""Evicting the private caches before a kernel is timed alone: its cost as in a whole run.
+"""Evicting the cores' L2 caches before a kernel is timed alone: its cost as in a whole run,
+where the kernels before it displaced its data.
 
     evict = Evictor(threads=2)
-    evict(); t0 = clock(); kernel(inputs); cost = clock() - t0
+    evict(); seconds = timed(lambda: kernel(inputs))
+    needs_eviction(module, threads=2)   # False when a whole run fits in the L2 caches
 
-A kernel in a whole run finds its weights and inputs out of the cores' L2 caches: the
-kernels before it displaced them. Called again and again alone, it finds them in L2 and
-looks faster. `scripts/in_run_cost.py` on artifacts of the light model-zoo models'
-Dijkstra plans (as the cost databases chose them before eviction; 2 threads, 2 cores with
-1 MiB of L2 each and 32 MiB of shared L3):
-
-| plan | run | kernel calls in run order | each repeated at once | each after eviction |
-|---|---:|---:|---:|---:|
-| ResNet-50, 40 calls | 23.5 ms | 23.5 ms | 22.2 ms | 23.6 ms |
-| Inception-v2, 56 calls | 12.5 ms | 12.8 ms | 9.9 ms | 12.8 ms |
-| AlexNet, 6 calls | 8.6 ms | 8.5 ms | 7.6 ms | 8.5 ms |
-
-So the estimator and the additivity check time a kernel alone right after writing a
-buffer as large as the L2 caches of the cores it runs on (L2 size per core from sysfs x
-threads; 1 MiB per thread where the system does not say) -- when the model's run does
-not fit in them (`needs_eviction`). When it does (the MNIST CNN: 0.1 MiB), a kernel finds
-its data in L2 in a run too, and eviction only adds a cold start: the MNIST CNN's one
-OpenVINO kernel timed after eviction was 7% above its run, timed back to back 1% below.
-A one-off variant that wrote 48 MiB, flushing the shared L3 too, overshot: 28.8 ms
-against a 24.8 ms run for ResNet-50, 18.2 ms against 14.9 ms for Inception-v2.
+The evictor writes one byte per cache line of a buffer as large as the L2 caches of
+`threads` cores (from sysfs). Measured effects: `docs/measurement.md`, "Eviction".
 """
-
 from __future__ import annotations
 
 from pathlib import Path

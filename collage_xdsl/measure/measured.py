@@ -65,34 +65,20 @@ class MeasuredCostEstimator(CostEstimator):
 
     Per kernel: build it, ``compile(module, backend)``, make inputs, run ``warmup`` times
     untimed, then time runs in rounds of ``round_runs``, each run right after ``evict()``
-    when given (`collage_xdsl.measure.evict`: the kernel's cost as in a whole run). After each round
-    the statistic (the ``percentile`` of all samples, the median by default) is compared
-    with the previous round's: it stops once they differ by at most ``tolerance``
-    (relative) and its samples span ``min_span_s`` of wall time, or when ``max_runs``
-    samples or ``budget_s`` seconds of its own rounds are spent. The cost is the statistic;
-    the spread is the interquartile range.
+    when given. After each round the statistic (the ``percentile`` of all samples, the
+    median by default) is compared with the previous round's: it stops once they differ by
+    at most ``tolerance`` (relative) and its samples span ``min_span_s`` of wall time, or
+    when ``max_runs`` samples or ``budget_s`` seconds of its own rounds are spent. The cost
+    is the statistic; the spread is the interquartile range.
 
     With ``alone_span_s`` > 0 a kernel that does all the work (`KernelRequest.alone`:
-    the plan when it is chosen) is timed as the plan runs: in rounds of at least
-    `ALONE_ROUND_S`, until its samples span ``alone_span_s`` of wall time and its rounds
-    took ``budget_s`` (no ``max_runs``, no early stop), its cost the statistic of the
-    calls right after its own, never after ``evict()``: in its plan nothing runs between
-    its calls that could displace its data. (On whole-model kernels of the MLP and the
-    MNIST CNN, each backend's, timed after eviction took 1.08-1.13x of the plan's run,
-    back to back 0.97-1.00x: `collage_xdsl.runtime.additivity`.) Such kernels decide between
-    whole-model plans that differ by 10-30%, and one batch's median at 1 s did not: it
-    had the MLP's TVM kernel at 125 us against ONNX Runtime's 113 us, where the benchmark
-    ran them at 80 and 112 us.
+    a whole-model plan) is timed as the plan runs: in rounds of at least `ALONE_ROUND_S`,
+    until its samples span ``alone_span_s`` and its rounds took ``budget_s``, never after
+    ``evict()``, its cost the statistic of the calls right after its own.
 
-    Kernels are measured in batches (`measurement_batches`: whole sub-graphs, at most
-    ``batch_kernels`` kernels and ``batch_bytes`` bytes): a batch is compiled first and
-    then timed round by round in alternation (`measure_group`), so a kernel's rounds are
-    spread over the time the batch takes, without costing more of it. This machine's
-    speed wanders with a correlation time of a few hundred milliseconds: the medians of
-    50 ms windows of one kernel's back-to-back runs varied by 17-22% (coefficient of
-    variation, `scripts/speed_windows.py`), of 1 s windows by 6-11%, and a measurement
-    that stopped after a few stable rounds (a few milliseconds to 0.1 s) got whatever
-    window it fell into.
+    Kernels are measured in batches (`measurement_batches`), compiled first and then timed
+    round by round in alternation (`measure_group`), so that a kernel's rounds spread over
+    the time the batch takes (`docs/measurement.md`, "Kernels").
     """
 
     def __init__(
@@ -155,23 +141,15 @@ class MeasuredCostEstimator(CostEstimator):
         """Kernels measured together (a sub-graph's backends, or a batch of sub-graphs):
         each one built, compiled and warmed up, then all timed in alternating rounds (a
         round of the first, a round of the next, ...), each until its own statistic is
-        stable over ``min_span_s``. Timed one after another, the second backend's compile
-        (a second for TVM) sat between the timings, and this machine's speed moves by a
-        third between half seconds; in alternation each backend is timed in the same
-        moments. ``progress()`` is called after each kernel is prepared and after each
-        pass of rounds (a worker tells its parent it is not hung).
+        stable over ``min_span_s``. ``progress()`` is called after each kernel is prepared
+        and after each pass of rounds (a worker tells its parent it is not hung).
 
         A pass takes the kernels backend by backend, each backend's from one further on
         than the pass before, so a round's first call mostly comes right after a call of
-        another kernel of the same backend, as a kernel's calls do in a run of several
-        kernels, and its other calls right after its own, as a one-kernel plan's calls
-        do. The difference of the two medians is the kernel's sequence cost
-        (`Measurement.sequence`): called one after another, the kernels of light
-        ShuffleNet's 16-kernel ONNX Runtime plan took 25-50 us a call more than each
-        called repeatedly (`scripts/sequence_penalty.py`), with the L2 caches evicted
-        before every call either way. It over-states what a plan pays, 2.4-3.1x on three
-        of five plans (`collage_xdsl.core.boundaries`; likely because a pass over a batch
-        displaces more than a run of one plan does): an upper bound."""
+        another kernel of the same backend, as in a run of several kernels, and its other
+        calls right after its own. The difference of the two medians is the kernel's
+        sequence cost (`Measurement.sequence`), an upper bound on what a plan pays for
+        calling its kernels one after another (`docs/measurement.md`, "Sequence costs")."""
         results: dict[int, Measurement] = {}
         timing: dict[int, _Timing] = {}
         for i, request in enumerate(requests):

@@ -1,57 +1,16 @@
 """Measuring candidate kernels in worker processes: a crashing toolchain costs one Invalid
 kernel, never the compiler.
 
-    estimator = WorkerCostEstimator(workers=1, timeout_s=120)
-    costs = estimator.estimate_all(requests)   # KernelRequests; new kernels go to the pool
-    estimator.close()                          # or use it as a context manager
+    with WorkerCostEstimator(workers=1, timeout_s=120) as estimator:
+        costs = estimator.estimate_all(requests)   # KernelRequests; new kernels go to the pool
 
-Each new kernel (``KernelRequest.build()``) is printed and sent to a worker process
-(`collage_xdsl.measure.workers`) as IR text, in a batch with the same sub-graph on the other
-backends and the next sub-graphs (`measurement_batches`, `MeasureSettings`): the worker
-compiles them all, then times them in alternation (`MeasuredCostEstimator.measure_group`),
-so that the machine's changing speed does not decide which backend looks faster, and each
-kernel's samples spread over the batch's time. Kernels that do all the work (one per
-backend: the whole-model plans) are a batch of their own, timed for longer, as the plan
-runs (`MeasureSettings.alone_span_s`). Large weights travel by reference
-(``#collage.weight<"key">``): the worker reads them from the parent's on-disk WeightStore,
-whose root it is given (``WeightStore.put`` writes every weight to disk, also those the
-frontend creates in memory). The worker parses the module, compiles it through the compile
-hook (default :func:`compile_with_backend`: the registry's ``Backend.compile``, i.e.
-``collage_xdsl.backends.kernel.compile_kernel``), makes random inputs
-(``estimators.random_inputs``: floats ~ N(0, 1), small non-negative integers), times it with
-:class:`MeasuredCostEstimator`'s warm-up / repeat-until-stable statistics, each timed run
-after the cores' L2 caches were evicted (`collage_xdsl.measure.evict`: a kernel's cost as in a whole
-run, where the kernels before it displaced its data), and frees the compiled kernel. Workers
-start lazily: a run whose kernels are all in the cost database starts none.
-
-Failures are results, never exceptions: a compile or run error is Invalid with its
-reason; a worker that dies (segfault, ``os._exit``) makes its kernel Invalid ("worker
-crashed: signal 11 (SIGSEGV)") and a fresh worker takes the next one; a kernel that takes
-longer than ``timeout_s`` (compile and measurement) is Invalid ("timed out ...") and its
-worker is killed and replaced. A batch's worker reports progress (each kernel compiled,
-each pass of timing rounds) and must do so every ``timeout_s``; a batch whose worker dies
-or falls silent that long is measured again one kernel at a time, so that only the
-kernel at fault is Invalid. A tqdm bar on stderr shows long runs (after 2 s, on a TTY
-only, never with ``progress=False``).
-
-Thread pools (the codegen :class:`ThreadPolicy`, applied in the worker):
-
-* **One worker by default.** Two kernels timed at once on this 2-core machine share the
-  cores and each looks slower than it is, by an amount that depends on the other one.
-  With ``workers=n`` each worker gets ``threads // n`` of the process default
-  (``COLLAGE_THREADS`` or the CPUs; at least 1) unless ``threads`` says otherwise, so the
-  pools never oversubscribe the cores.
-* **Explicit, equal thread counts** for every backend (ONNX Runtime intra-op = threads,
-  inter-op 1; OpenVINO ``INFERENCE_NUM_THREADS`` = threads, one stream; TVM's pool sized
-  to threads; ``COLLAGE_THREADS`` is set in the worker), so costs of different backends
-  compare like with like and match what the runtime runs with (the same policy).
-* **ONNX Runtime's threads stop spinning when a run returns** (`ThreadPolicy` spinning
-  "run"). A worker measures kernels of all backends one after another; ORT threads left
-  spinning would keep burning the cores during the next OpenVINO or TVM measurement
-  (measured here: it flips which of ORT and OpenVINO looks faster).
-* The parent runs no kernels while it waits for the workers.
+New kernels go as IR text to a worker (large weights by reference into the weight store),
+in batches of whole sub-graphs (`MeasureSettings`); the worker compiles a batch, then
+times it in alternating rounds (`collage_xdsl.measure.measured`). A compile or run error
+is Invalid with its reason; a worker that dies, or falls silent for `timeout_s`, costs
+the batch a retry one kernel at a time, so that only the kernel at fault is Invalid.
+Workers start lazily and share out the process's threads (`docs/measurement.md`).
 """
-
 from __future__ import annotations
 
 import pickle
@@ -100,10 +59,9 @@ def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy,
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """The timing statistics of :class:`MeasuredCostEstimator`, applied in the worker, and
-    the batches the pool sends (`measurement_batches`). Batches of 48 kernels timed over
-    1 s halved how much two fills of one cost database disagree on a sub-graph's ONNX
-    Runtime / OpenVINO ratio, at about the same fill time (`scripts/cost_db_agreement.py`)."""
+    """The timing statistics of `MeasuredCostEstimator`, applied in the worker, and the
+    batches the pool sends (`measurement_batches`; why batches of 48 over 1 s:
+    `docs/measurement.md`)."""
 
     warmup: int = 2
     round_runs: int = 5

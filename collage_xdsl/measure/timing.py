@@ -6,8 +6,8 @@ sample of each configuration in a balanced order.
     sample = take_sample(run, calls_per_sample(0.005, run_s))   # .first, .steady
     samples = interleave(["a", "b"], range(30), lambda name: sample_of(name))
 
-The kernel estimator, the additivity check, boundary calibration, plan scoring, the
-run-time selector, `collage bench` and the benchmarks all time through these. A sample is
+The kernel estimator, the additivity check, boundary calibration, plan scoring,
+`collage bench` and the benchmarks all time through these. A sample is
 a first call (what the previous configuration left behind) and the mean of the calls
 after it (the configuration itself); rounds follow `balanced_order`, so each
 configuration runs first, and right after each other one, equally often. Why:

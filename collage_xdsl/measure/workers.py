@@ -1,25 +1,16 @@
 """Worker processes for running toolchains apart from the compiler: a crash, a hang or a
-segfault ends the worker, never the parent. `collage_xdsl.measure.pool` times kernels in them,
-`collage_xdsl.refine.measured` whole plans.
+segfault ends the worker, never the parent.
 
     worker = WorkerProcess(worker_main, (config,), name="collage-measure",
                            what="measurement worker", start_timeout_s=120)
-    worker.send(job)
-    wait([worker.conn, worker.process.sentinel], timeout_s)   # an answer, or it died
-    reply = worker.receive()         # None when the worker died: see worker.exit_reason()
-    worker.stop()                    # or worker.kill() when it hangs
+    worker.send(job); reply = worker.receive()      # None when it died: worker.exit_reason()
 
-    def worker_main(conn, config):         # in the worker process (a module-level function)
-        ...                                # set up: imports, compilers
+    def worker_main(conn, config):         # a module-level function, run in the worker
         for message in incoming(conn):     # ready; then each message until None or EOF
             conn.send(answer(message))
 
-A worker is a spawned daemon process (spawned: no inherited library thread pools) that
-talks to the parent over a pipe. The parent waits up to ``start_timeout_s`` for the ready
-message that `incoming` sends once the worker's set-up is done; a worker that does not
-start in time or dies while starting is killed, and `WorkerStartError` says why.
+Workers are spawned (no inherited thread pools) and start with `enter_worker`.
 """
-
 from __future__ import annotations
 
 import multiprocessing

@@ -1,30 +1,16 @@
-"""Explain a partitioning: which kernels were chosen, what they cost, and the alternative.
+"""Explain a partitioning: the chosen kernels, what they cost and their best alternative.
 
-Per function: the chosen kernels (backend, label, ops, estimated cost, and the best other
-backend that had a candidate for exactly the same nodes, with its cost), the total cost
-of the cover the search found (launch penalties included; before MaxCoalesce merges
-kernels, whose reported cost is then the sum of their parts), how many candidates there
-were, how many estimates ran (cost-database misses when a database is used),
-cost-database hits (and, when estimates ran, the costs the database holds from other
-hosts, which it never reads: `collage_xdsl.measure.cost_db.host_description`), the search time,
-the estimate of a whole run of the final kernels by part (kernel costs, launches,
-crossings between backends, the runtime's base cost:
-`collage_xdsl.core.boundaries.plan_estimate`), and what mixing gains by the cost model's own
-estimates: each backend's cheapest cover alone (`collage_xdsl.core.search.alone_totals`, the
-search's total with only that backend enabled) and the mixed total as a ratio of the
-cheapest of them. A kernel's cost in a plan of several kernels includes its sequence cost
-(`collage_xdsl.measure.estimator.in_plan`), which the table and the JSON also give apart where
-it is not zero (measured costs only). `to_json` gives the JSON report (unknown or invalid
-costs are `null`, with `"unknown"` / `"invalid"` in `cost_status`), `format_table` the
-human table:
+    report = explain_function(graph, kernels, candidates, cost_of, total=..., ...)
+    to_json([report]); format_table([report])
+
+Per function: each kernel (backend, label, ops, cost, its sequence cost, the cheapest
+other backend for the same nodes), the search's total, candidates, estimates, cost-DB
+hits (and costs from other hosts), the search time, the run estimate by part (kernels,
+launches, crossings, base) and each backend's cheapest cover alone against the mix:
 
     @main: 3 kernels, total 4.71 s, 12 candidates, 9 estimates, 0 cost-DB hits, search 0.2 ms
-      estimated run 4.71 s: kernels 4.71 s, launches 0 s, crossings 0 s, base 0 s
       alone: test 4.71 s, tvm 6.42 s; mixed total 1.000x of test's
-      backend      cost         best other            label / ops
-      test         2.71 s       tvm 5.42 s            relu_add_relu: relu, add, relu
 """
-
 from __future__ import annotations
 
 import json

@@ -1,42 +1,26 @@
-"""What the cost database says a cut inside a kernel gains: refinement's first cuts.
+"""Cut ranking: where refinement tries to cut a kernel in two first.
 
     gains = cut_gains(graph, candidates, cost_of)     # {(node, backend): share}
-    gains[(38, "openvino")]                           # AlexNet's second FC matmul: 0.12
+    cuts = CutPoints.of(start_kernels, gains)         # database gains, then kernel ends
 
-A cut after node n of a kernel on backend b splits it into a head (what does not depend on
-n, n included) and a tail (what does). The partition pass measured many sub-graphs F of
-the model as kernels on b, and for many of them their head and tail too. For each such F,
-1 - (cost(head) + cost(tail)) / cost(F) is the share of F's time the cut saves (costs as
-kernels of a plan, `collage_xdsl.core.search.kernel_cost`: each counts a call right after
-another kernel's, so the second call's overhead is in the halves). The cut's gain is the
-median share over every F holding it; a cut is offered first where that is positive.
-
-The median, because one F says little: in AlexNet's database (the benchmark's cold
-fill) one node's shares spread from -2.35 to +0.39 (OpenVINO, the third convolution's
-bias add), and the largest share was above +0.3 at 28 of 29 OpenVINO nodes. The
-medians put first the three cuts measured to pay end to end: after the first and second
-fully connected layers' matmuls (+0.09, +0.12; with tvm and OpenVINO, 0.82x of
-OpenVINO's greedy plan) and after the second's bias add (+0.17; 0.94x of OpenVINO
-alone). Every other node's median was +0.06 or less. Kernels that do all the
-function's work are left out: timed as a plan alone, not as a plan's part.
-
-Why: a backend can run a fused kernel slower than its pieces. OpenVINO runs a batch-1
-fully connected layer with its ReLU fused 1.5-1.8x slower than without
-(`scripts/openvino_fc_relu.py`). A search plan that put the layer in one kernel of
-another backend (AlexNet with every backend: ONNX Runtime) ends no kernel there, so the
-start plan's kernel ends (`collage_xdsl.refine.moves.CutPoints`) did not offer that cut; the
-database had measured it.
+A cut after node n of a kernel on backend b splits it into a head (what does not depend
+on n) and a tail. For every sub-graph F the cost database measured on b, together with
+its head and tail, 1 - (cost(head) + cost(tail)) / cost(F) is the share of F's time the
+cut saves; a cut's gain is the median share over the F holding it. Why the median and
+which cuts paid: `docs/refinement.md`, "Cuts".
 """
-
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from collage_xdsl.core.candidates import CandidateKernel
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits, single
+from collage_xdsl.core.index_set import bits, of, single
+from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph
+from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.measure.cost_db import CostDatabase
 from collage_xdsl.measure.estimator import KernelRequest, in_plan, kernel_request
 
@@ -94,3 +78,47 @@ def database_cost_of(db: CostDatabase, version_of: Callable[[KernelRequest], str
         return cost.seconds if cost.is_known else None
 
     return cost_of
+
+
+@dataclass(frozen=True)
+class CutPoints:
+    """The cuts refinement offers, with their rank (lower first). First the cuts the cost
+    database says gain (`gains`, `collage_xdsl.refine.cuts`: (node, backend) -> the share
+    of a fused kernel's time the cut saves), the most first. Then where the start plan's
+    kernels end (`ranks`), each exit node ranked 0 where the cut breaks a fusion (a
+    reader of the node is elementwise or broadcast, which a backend fuses into it) and the
+    plan hands the node to another backend, 1 where it breaks a fusion, 2 where it hands
+    off, 3 elsewhere (why: `docs/refinement.md`, "Cuts")."""
+
+    ranks: Mapping[int, int]
+    gains: Mapping[tuple[int, str], float] = field(default_factory=dict)
+
+    @staticmethod
+    def of(kernels: Sequence[Kernel], gains: Mapping[tuple[int, str], float] | None = None
+           ) -> CutPoints:
+        gains = dict(gains or {})
+        if not kernels:
+            return CutPoints({}, gains)
+        graph = kernels[0].sub_graph.graph
+        backend_of = {n: k.backend for k in kernels for n in bits(k.inside)}
+        ranks = {}
+        for k in kernels:
+            for n in bits(k.sub_graph.exit & graph.kernel_nodes):
+                readers = list(bits(graph.nodes[n].output_set))
+                fused = any(graph.nodes[u].kind <= OpPatternKind.BROADCAST for u in readers)
+                handed_off = any(backend_of.get(u, k.backend) != k.backend for u in readers)
+                ranks[n] = 2 * (not fused) + (not handed_off)
+        return CutPoints(ranks, gains)
+
+    def nodes(self, backend: str) -> int:
+        """The nodes a kernel on `backend` may be cut after."""
+        return of(self.ranks) | of(n for n, b in self.gains if b == backend)
+
+    def largest_gain(self, backend: str) -> float:
+        """The most the database says one cut of a kernel on `backend` saves (0: none)."""
+        return max((g for (_, b), g in self.gains.items() if b == backend), default=0.0)
+
+    def rank(self, node: int, backend: str) -> tuple[int, float]:
+        """The sort key of a cut after `node` of a kernel on `backend`."""
+        gain = self.gains.get((node, backend))
+        return (0, -gain) if gain is not None else (1 + self.ranks[node], 0.0)

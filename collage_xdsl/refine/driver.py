@@ -1,111 +1,16 @@
 """End-to-end refinement: the Collage paper's graph-level search, scored by whole-function
-latency, starting from the Dijkstra plan and never returning one measured slower.
+latency, starting from the search's plan and never returning one measured slower.
 
     space = MoveSpace(graph, backends, configs)       # what each kernel may become
-    result = refine(space, start_kernels, scorer, RefineOptions(budget_s="auto", seed=0))
+    result = refine(space, start_kernels, scorer, RefineOptions(budget_s="auto"))
     result.plan.kernels                               # the start plan unless one beat it
-    print(result.summary("main")); json.dumps(result.to_json())
 
-Why: the Dijkstra search (`collage_xdsl.core.search`) adds up kernel costs measured one kernel
-at a time, so what only shows end to end (tensors handed between libraries, caches, a
-graph compiler optimising across what the search cut into pieces) is invisible to it, and
-its plan can run slower than one backend alone. Refinement measures whole plans.
-
-The search is a seeded, two-start, first-improvement local search: (1+1) evolutionary
-search from two parents (the paper evolves a population, which would cost a population's
-worth of whole-model measurements per generation):
-
-0. **Load** the start plan alone (built, compiled, run once): the time that takes is
-   the unit of the auto budget (below); when it fails, the search stops.
-1. **Seeds** (the baselines Collage must never lose to) are compared with the start plan:
-   each enabled backend alone (`collage-assign{fusion=whole}`: the whole model as one
-   kernel, as the benchmark runs a backend alone; skipped, with the reason, when it lacks
-   an op), then, with tvm enabled, each BYOC backend's greedy plan
-   (`collage-partition-for`). The best plan so far is the incumbent of the next; a seed
-   replaces it when faster with confidence (the ratio below 1 and the upper end of its
-   confidence interval below 1; no minimum gain: a baseline measured faster, even by 2%,
-   is one Collage must not lose to). Seeds are ordered by kind, not by estimated cost: the
-   partition pass's estimator has no cost for their kernels (a backend alone is one
-   whole-model kernel, never a candidate), and getting one costs as much as the
-   comparison. Alone seeds go first: one backend alone, a graph compiler's whole-model
-   fusion, is what the start plan most often loses to. Within each kind, the backends
-   carrying the most of the start plan (its kernels' estimated seconds, then ops) go
-   first: the ones the cost model found fastest where it counted. In declared order,
-   ZFNet-512's refinement compared untuned TVM alone (5x slower) and ONNX Runtime alone
-   before OpenVINO alone and had no budget left to confirm it; in one benchmark run the
-   search's mixed plan stayed, 1.04x of OpenVINO alone. Each seed trial records its
-   place in that order. A seed's comparison may take `SEED_SHARE` x budget / (seeds + 2)
-   seconds; one that takes longer (untuned TVM alone compiling and running a big model)
-   is left unfinished and the next seed is compared.
-2. **Climbs**: first, when the best plan is not the backend alone measured fastest (or,
-   within `TIE` of it, the one whose cuts the cost database says gain the most:
-   `_Search.alone_to_cut`), a climb of cuts only (below) from that seed. Its result
-   replaces the best plan when compared faster with it (with confidence, as a seed: no
-   minimum gain; each step of the climb gained `min_gain`, and one comparison of its
-   result is not a pick among many; ZFNet-512's and VGG-19's OpenVINO cuts measured
-   0.979x and 0.980x of the search's plan, upper ends 0.987 and 0.994, and were lost to
-   the 3% minimum in bench24), or, when the budget is spent before or during that
-   comparison, when faster by the comparisons along the climb, and the confirmation
-   decides (ZFNet-512's cut OpenVINO measured 0.95x of the start plan and was lost for
-   want of that last comparison; VGG-19's, 0.974x, when it ran out half way).
-   Then from the best plan, then from the start plan (a fused single-backend seed
-   rarely has a one-step mutation other than a cut that beats it, while the mixed start
-   plan often does), mutations of the current plan (`collage_xdsl.refine.moves`: merges,
-   cuts, reassignments, moves, splits; cuts after nodes where the start plan's kernels
-   end or where the cost database says a cut gains, those first) are compared with it,
-   in that order, each class shuffled by the seeded RNG. A mutation faster by more than
-   `min_gain` (the ratio of its latency to the current plan's below 1 - min_gain, and
-   the upper end of the ratio's confidence interval, when measured, below 1) replaces
-   the current plan and the climb goes on from it; the climb ends when none is. The
-   second climb's result replaces the best plan as the first climb's does. Every plan
-   is tried once.
-3. **Stop** when the budget is spent or the climbs ended.
-4. **Confirm**: a result other than the start plan is compared with the start plan once
-   more, with what the search leaves of the budget for it: a tenth, or, where the budget
-   has room for it after comparing each seed once, the time to load both plans afresh
-   and time them (twice the start plan's load plus its timing rounds): a search that
-   ends in a comparison cut short loses the worker and what it had loaded (ZFNet-512's
-   result, OpenVINO alone, stayed unconfirmed with a tenth of 30 s). When it is
-   not faster there, the start plan is kept. A challenger that fails (compile error,
-   crash, timeout, outputs that disagree) is rejected with its reason; when the plan it
-   is compared with cannot be measured, the search stops. Outputs that differ only by
-   rounding (the scorer says why: an ill-conditioned softmax,
-   `collage_xdsl.runtime.agreement`) agree; the trial keeps the scorer's note.
-5. **Alternatives** (`RefineOptions.alternatives` = N > 0): N measured plans are kept for
-   the runtime to choose between (`collage_xdsl.runtime.selector`): which library is faster can
-   change with the machine's state after refinement decided. When the result replaced
-   the start plan, the start plan comes first, however much slower it measured: one
-   time window may rank it wrongly by far (the MLP's one ONNX Runtime kernel measured
-   35 us in refinement, where TVM alone took 29 us, and ran in 22 us minutes later, TVM
-   in 28 us), and the runtime's probes of a slower plan cost at most its exploration
-   share. Then the plans within `TIE` of the result (by latency relative to the start
-   plan along each plan's latest comparisons, `_Search.vs_start`): seeds first, the
-   baselines Collage must not lose to, so that the runtime can fall back on one when
-   the machine's state favours it (the transformer encoder with
-   tvm and ONNX Runtime kept the search's 17 kernels, ONNX Runtime alone measured
-   1.001x of them, and ran 6% slower than the greedy plan in the benchmark); then the
-   others; fastest first within each. The same `TIE` holds for plans faster than a
-   millisecond: a wider one for them (60%, kept while whole-model kernels were timed
-   apart from how the plan runs) let the runtime switch on noise: in two benchmark
-   runs the MNIST CNN's and the MLP's runtime, choosing between ONNX Runtime alone and
-   the other backends alone 17-53% slower, ran 1.005-1.10x of the search's plan alone.
-
-Budget: `budget_s` wall seconds bound the whole refinement, the start plan's load
-included. `budget_s="auto"` grows with the model: the start plan may load for up to
-`AUTO_CAP_S`; then the budget becomes `(seeds + 3 + CUT_TRIALS) x` (the load's seconds +
-the most a comparison's timing rounds take for plans as fast as it,
-`Scorer.timing_seconds`): the start plan's load, every seed compared at least once, a seed
-costing about a load plus its timing rounds, a few cuts of the fastest backend alone, and
-the confirmation, about two of those; at least
-`AUTO_MIN_S` and at most `AUTO_CAP_S`. A model whose plans build and compile in seconds
-keeps 30 s; one whose plans take long (VGG19: 548 MB of weights exported and compiled per
-plan) gets more instead of running out before the start plan is measured.
-
-Scorers: `LatencyScorer` wraps `latency(plan) -> seconds` (tests; `ModelLatency` is the
-deterministic model behind `collage-refine{scorer=mock}`). The measured scorer,
-`collage_xdsl.refine.measured.MeasuredScorer`, times the outlined modules in a worker process.
+Steps: load the start plan; compare the seeds (each backend alone, each greedy BYOC plan)
+with it; climb by first-improvement mutations (`collage_xdsl.refine.moves`) from the best
+seed's cuts, the best plan and the start plan; confirm a new result against the start
+plan; keep near-tied measured plans as alternatives. The budget, its auto sizing and why
+each step is there: `docs/refinement.md`.
 """
-
 from __future__ import annotations
 
 import random
@@ -113,7 +18,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from collage_xdsl.core.regions import Kernel
-from collage_xdsl.refine.moves import CutPoints, MoveSpace, Plan, make_plan
+from collage_xdsl.refine.cuts import CutPoints
+from collage_xdsl.refine.moves import MoveSpace, Plan, make_plan
 from collage_xdsl.refine.report import AUTO, Refinement, RefineOptions, Trial, to_ms
 from collage_xdsl.refine.scoring import LatencyScorer, Scorer
 
@@ -122,16 +28,17 @@ CONFIRM_SHARE = 0.1
 
 SEED_SHARE = 2.0
 """A seed's comparison may take this many times its share of the budget,
-budget / (seeds + 2), so that one slow seed (untuned TVM alone) cannot starve the others."""
+budget / (seeds + 2), so that one slow seed cannot starve the others."""
 AUTO_MIN_S = 30.0
+"""The auto budget at least."""
 AUTO_CAP_S = 600.0
+"""The auto budget at most."""
 CUT_TRIALS = 4
 """Comparisons the auto budget has room for after the seeds: cuts of the fastest backend
-alone (ZFNet-512's took 2-3 of them to reach OpenVINO cut after its first Gemm)."""
+alone."""
 TIE = 0.15
 """A plan other than the start plan measured at most this much slower than the result
-may be kept as an alternative: the swing between ONNX Runtime and OpenVINO seen when the
-machine changes state."""
+may be kept as an alternative (`docs/refinement.md`)."""
 
 
 def refine(space: MoveSpace, start: Sequence[Kernel], scorer: Scorer | Callable[[Plan], float],
@@ -238,11 +145,8 @@ class _Search:
     def vs_start(self, key: frozenset) -> float:
         """A measured plan's latency relative to the start plan's: the product of the
         ratios of its latest comparison, that of the plan it was compared with, and so on
-        back to the start plan. A plan compared again (a climb's result against the best
-        plan, the confirmation against the start plan) takes the plans measured against
-        it along: on ZFNet-512 (bench24) OpenVINO alone cut once measured 0.979x of the
-        start plan directly; a further cut, 0.994x of it, was kept as an alternative at
-        0.919x along the climb's comparisons, where the direct one gives 0.973x."""
+        back to the start plan (a plan compared again takes the plans measured against it
+        along)."""
         ratio = 1.0
         while key is not None:
             _, step, key = self.measured[key]
@@ -271,9 +175,7 @@ class _Search:
     def beats(self, top: Plan, best: Plan) -> bool:
         """Whether a climb's result `top` replaces the best plan: compared faster with it,
         or, when the budget runs out before or during that comparison, faster by the
-        comparisons along the climbs (`vs_start`), and the confirmation's reserve decides.
-        VGG-19's OpenVINO cut (0.974x of the start plan along its climb) was lost when its
-        comparison with the start plan ran out of budget half way."""
+        comparisons along the climbs (`vs_start`), and the confirmation's reserve decides."""
         if not self.out_of_budget() and self.compare(best, top, "climb"):
             return True
         return (self.result.stopped == "budget"
@@ -283,8 +185,7 @@ class _Search:
         """The backend alone the cut-only climb starts from: of those measured within
         `TIE` of the fastest, the one whose latency less its largest cut gain (`cuts`:
         the share of a kernel the database says a cut saves, an optimistic bound on the
-        whole) is the least. On VGG-19 ONNX Runtime alone ran 3% ahead of OpenVINO alone
-        (bench21) and its cuts gain nothing; OpenVINO's cut after fc6 ran 0.97x."""
+        whole) is the least."""
         alone = [s for s in seeds if len(s.kernels) == 1 and s.key in self.measured]
         if not alone:
             return None

@@ -1,46 +1,15 @@
-"""Timing whole plans for `collage_xdsl.refine.driver`: a challenger against the incumbent,
-interleaved, in a worker process, so a crashing or hanging variant costs one rejected
-plan, never the compiler.
+"""Whole-plan scoring: a challenger timed against the incumbent, side by side, in a worker
+process, so that a crashing or hanging plan costs one rejected plan, never the compiler.
 
     scorer = MeasuredScorer(build, inputs, entry="main")  # build(plan) -> outlined module text
-    scorer.load(start, deadline)                          # optional: the start plan alone
     comparison = scorer.compare(incumbent, challenger, deadline)
-    scorer.close()
 
-`build` turns a plan into the text of an outlined module; large weights travel by
-reference and the worker reads them from the parent's on-disk WeightStore, as in
-`collage_xdsl.measure.pool`. The worker (a `collage_xdsl.measure.workers.WorkerProcess`) parses it
-and builds a `collage_xdsl.runtime.executable.Executable` for `@entry` with the parent's
-`ThreadPolicy` (the runtime default); compiled kernels stay in the runtime's kernel
-cache, so a kernel that many variants share is compiled once. Each plan runs on the
-`inputs` the caller gives (`collage-refine`: seeded random arguments of the original
-function, `collage_xdsl.ir.inputs`, as `collage run` makes them): `warmup` untimed runs, then
-its outputs are checked against the first plan the worker loaded (the incumbent: the start
-plan, or one checked against it before) with `collage bench`'s tolerances. A value that
-disagrees fails the plan unless `explain(output)` (the output's position among the entry's
-results) says why that is a matter of rounding (`collage_xdsl.runtime.agreement.SoftmaxRounding`
-.note: an ill-conditioned softmax); then the plan agrees and the comparison carries that
-note. `explain` runs in the parent, on each disagreement (`SoftmaxRounding` interprets
-the function once, at the first).
-
-Timing: rounds of one sample of each plan in alternating order (A B, B A, ...), a sample
-(`collage_xdsl.measure.timing`) being the mean of enough calls to last `sample_s` after one
-untimed call: the plan's steady-state latency, not what the other plan left in the
-caches. The ratio is the median of the per-round ratios, which cancels load that other
-processes put on the machine as long as it changes more slowly than a round; the
-latencies are the medians of the samples. After `rounds` rounds, more are timed (half as
-many again each time, up to `max_rounds`) while
-the 95% confidence interval of the median ratio (`collage_xdsl.measure.stats.median_ci`:
-distribution-free, from order statistics) is wider than `precision` either side; its upper
-end is the comparison's `ratio_high`. The worker keeps the executables of the first
-incumbent, the incumbent and the challenger only.
-
-Failures are comparisons, never exceptions: a challenger that does not build, compile,
-run or agree fails with the reason; a worker that dies or exceeds `timeout_s` on one
-request is killed (the next comparison starts a fresh one and loads its plans again);
-running into the deadline makes the comparison unfinished.
+The worker runs each plan through the runtime, checks its outputs against the first plan
+it loaded (an ill-conditioned softmax may differ by rounding: `explain`), then times both
+in alternating rounds of steady-state samples until the median ratio's 95% interval is
+within `precision` (`docs/refinement.md`, "Comparing plans"). Failures are comparisons:
+a plan that does not build, compile, run or agree fails with the reason.
 """
-
 from __future__ import annotations
 
 import pickle

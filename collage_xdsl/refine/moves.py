@@ -1,49 +1,22 @@
 """What a plan may become: the seeds and mutations end-to-end refinement
 (`collage_xdsl.refine.driver`) compares with the plan it has.
 
-    space = MoveSpace(graph, backends, configs)   # configs: the partition pass's, per backend
+    space = MoveSpace(graph, backends, configs)   # configs: the partition's, per backend
     space.seeds(start)                            # each backend alone, then greedy plans
     space.mutations(plan, rng, CutPoints.of(start.kernels, gains))
 
-A `Plan` is kernels covering a function's kernel nodes (host ops aside), e.g. AlexNet's
-
-    [conv2d_add_relu_lrn_max_pool2d_reshape_matmul_softmax@openvino]
-
-and its mutations, by class, each class shuffled by the caller's seeded RNG:
-
-- **merge** two touching kernels onto either one's backend;
-- **cut** a kernel in two after a node in `CutPoints` (what depends on that node, and the
-  rest), both on its backend: the kernel above cut after fc6's Gemm (`matmul#33`) is
-
-      [conv2d_add_relu_lrn_max_pool2d_reshape_matmul@openvino,
-       add_relu_matmul_softmax@openvino]
-
-- **reassign** a kernel to another backend;
-- **move** one op across a boundary into the touching kernel;
-- **split** a kernel into its ops on a backend that supports them all, or into TVM
-  FuseOps groups.
-
-Cuts carry the search's boundaries into a seed's one big kernel: OpenVINO alone on
-AlexNet, ZFNet-512 and VGG-19 takes 0.85-0.97x its time cut after each batch-1 fully
-connected layer's Gemm, before its ReLU (`scripts/onnx_cuts.py`), where the search's plans
-end a kernel. They come in the order of their rank (`CutPoints`: the cost database's
-first, then where the start plan's kernels end); on AlexNet the auto budget has room for
-one or two cuts, and shuffled they were the wrong ones. `collage_xdsl.refine.driver` hands over
-only the database's cuts that gain at least its `min_gain`: on AlexNet and ZFNet-512 the
-database put first on OpenVINO the cuts that pay and only those, while the two ONNX
-Runtime cuts below 0.03 measured 1.005-1.014x of the plan they cut.
-
-A new kernel must be supported by its backend (every op) and valid under the coalescing
-config the partition pass uses for that backend (`MoveSpace.fits`), and no kernels may
-depend on each other in a cycle (`MoveSpace.acyclic`). Composites survive where their
-backend keeps them. A plan identical to the one mutated (`Plan.key`) is never offered.
+Mutations, by class, each class shuffled by the caller's seeded RNG (cuts in their rank
+order first): **merge** two touching kernels onto either one's backend; **cut** a kernel
+in two after a node (what depends on the node, and the rest); **reassign** a kernel to
+another backend; **move** one op across a boundary; **split** a kernel into its ops or
+into TVM FuseOps groups. Every new kernel is supported by its backend and valid under the
+partition's coalescing config, and the kernels stay acyclic.
 """
-
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from collage_xdsl.backends.base import Backend
@@ -51,11 +24,11 @@ from collage_xdsl.baselines.assign import assign_kernels, supported
 from collage_xdsl.baselines.fuse_ops import fuse_ops_kernels, host_only
 from collage_xdsl.baselines.partition_for import partition_for_kernels
 from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits, count, first, of, single
+from collage_xdsl.core.index_set import bits, count, first, single
 from collage_xdsl.core.regions import ANY_SHAPE, Kernel, kernel_label
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
+from collage_xdsl.refine.cuts import CutPoints
 
 
 @dataclass(frozen=True)
@@ -82,56 +55,6 @@ class Plan:
 def make_plan(kernels: Sequence[Kernel], origin: str) -> Plan:
     """A plan with its kernels in dataflow order (by lowest node)."""
     return Plan(tuple(sorted(kernels, key=lambda k: first(k.inside))), origin)
-
-
-@dataclass(frozen=True)
-class CutPoints:
-    """The cuts refinement offers, with their rank (lower first). First the cuts the cost
-    database says gain (`gains`, `collage_xdsl.refine.cuts`: (node, backend) -> the share
-    of a fused kernel's time the cut saves), the most first. Then where the start plan's
-    kernels end (`ranks`), each exit node ranked 0 where the cut breaks a fusion (a
-    reader of the node is elementwise or broadcast, which a backend fuses into it) and the
-    plan hands the node to another backend, 1 where it breaks a fusion, 2 where it hands
-    off, 3 elsewhere.
-
-    The cuts that paid are between a fully connected layer's Gemm and its ReLU
-    (OpenVINO alone cut there: AlexNet 0.90x, ZFNet-512 0.85x, VGG-19 0.97x of whole,
-    `scripts/onnx_cuts.py`); one after a ReLU keeps what the backend fuses and adds a
-    boundary (AlexNet's OpenVINO cut after a convolution's ReLU: 1.06x of the start plan).
-    A hand-off is where the search paid a crossing to end a kernel."""
-
-    ranks: Mapping[int, int]
-    gains: Mapping[tuple[int, str], float] = field(default_factory=dict)
-
-    @staticmethod
-    def of(kernels: Sequence[Kernel], gains: Mapping[tuple[int, str], float] | None = None
-           ) -> CutPoints:
-        gains = dict(gains or {})
-        if not kernels:
-            return CutPoints({}, gains)
-        graph = kernels[0].sub_graph.graph
-        backend_of = {n: k.backend for k in kernels for n in bits(k.inside)}
-        ranks = {}
-        for k in kernels:
-            for n in bits(k.sub_graph.exit & graph.kernel_nodes):
-                readers = list(bits(graph.nodes[n].output_set))
-                fused = any(graph.nodes[u].kind <= OpPatternKind.BROADCAST for u in readers)
-                handed_off = any(backend_of.get(u, k.backend) != k.backend for u in readers)
-                ranks[n] = 2 * (not fused) + (not handed_off)
-        return CutPoints(ranks, gains)
-
-    def nodes(self, backend: str) -> int:
-        """The nodes a kernel on `backend` may be cut after."""
-        return of(self.ranks) | of(n for n, b in self.gains if b == backend)
-
-    def largest_gain(self, backend: str) -> float:
-        """The most the database says one cut of a kernel on `backend` saves (0: none)."""
-        return max((g for (_, b), g in self.gains.items() if b == backend), default=0.0)
-
-    def rank(self, node: int, backend: str) -> tuple[int, float]:
-        """The sort key of a cut after `node` of a kernel on `backend`."""
-        gain = self.gains.get((node, backend))
-        return (0, -gain) if gain is not None else (1 + self.ranks[node], 0.0)
 
 
 def unranked(plans: Sequence[Plan]) -> list[tuple[tuple[int, float], Plan]]:

@@ -1,26 +1,15 @@
-"""Is the additive cost model right for this plan? The plan's kernels timed alone (as the
-measured estimator times them) plus its boundary costs, against the plan run end to end,
-side by side in rounds.
+"""Is the additive cost model right for this plan? The plan's kernels timed alone plus its
+boundary costs, against the plan run end to end, side by side in rounds.
 
-    exe = Executable(outlined_module)
-    check = check_additivity(exe, inputs, transition_costs)
+    check = check_additivity(Executable(outlined_module), inputs, transition_costs)
     check.ratio.median        # (kernels alone + boundaries) / run, median over rounds
-    print(check.format())     # "additive model: 2.48 ms (kernels 2.46 ms + boundaries ...)"
+    print(check.format())
 
-Both sides are measured now, in the same process and rounds, so the check is free of what
-a cost database measured at another time cannot know (this machine's speed drifts by
-tens of percent between hours). Per round, each kernel call of one run is repeated alone
-(one untimed call, then ``calls`` timed ones, each right after the L2 caches were evicted
-when the run does not fit in them, their median: the estimator's loop,
-`collage_xdsl.measure.evict`, on the operands it got in the run), then the whole run (the same
-way, without eviction: its kernels evict each other). A plan of one kernel call is timed
-back to back on both sides: between its calls nothing but itself runs, and eviction only
-added a cold start (whole-model kernels of the MLP and the MNIST CNN, each backend's:
-1.08-1.13x of the run after eviction, 0.97-1.00x back to back). The boundary part is
-`collage_xdsl.core.boundaries.outlined_estimate` of the outlined ``@main``: launches,
-crossings and the runtime's base.
+Per round each kernel call of one run is repeated alone on the operands it got (after
+L2 eviction when the run does not fit in the caches, as the estimator times kernels),
+then the whole run; a plan of one kernel call is timed back to back on both sides
+(`docs/measurement.md`, "The additivity check").
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -1,22 +1,12 @@
 """Outputs decided by rounding: the softmax of logits so large that one float32 ulp of the
-largest logit (`np.spacing`) moves a probability by at least the tolerance. Which of two
-backends is "right" there is a matter of rounding, not a bug (the light SqueezeNet's logits
-are 6.8e9, all equal: ONNX Runtime gives 1/1000 everywhere, OpenVINO a one-hot), so a
-disagreement on such an output is a note, not a failure. The benchmarks
-(`benchmarks/bench_configs.py`, against ONNX Runtime) and `collage-refine`
-(`collage_xdsl.refine.measured`, against the start plan) share this one definition.
+largest logit moves a probability by at least the tolerance. Which backend is "right"
+there is a matter of rounding, so such a disagreement is a note, not a failure
+(`docs/runtime.md`, "Output agreement"); refinement and the benchmarks share this test.
 
     ill_conditioned(logits)                        # np.spacing(max |logit|) >= RTOL
     rounding = SoftmaxRounding(module, "main", inputs)
     rounding.note(0)   # why result 0 of @main may disagree, or None when it may not
-
-`SoftmaxRounding` finds the logits of a result that a `collage.softmax` computes (directly
-or through `collage.reshape`s: ONNX Reshape, Flatten, Squeeze and Unsqueeze; Identity and
-Dropout leave no op) and computes them with the numpy reference interpreter
-(`collage_xdsl.ir.interpreter`), on the first `note` asked about such a result only: that
-interprets the whole function (seconds for VGG19).
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,21 +1,14 @@
 """Compiled-model artifacts: what `collage compile` saves and `collage run` loads.
 
-An artifact is a directory:
+    out = save_artifact("model.collage", module, backends=[...], ...)
+    artifact = load_artifact("model.collage")      # checked, weights restored
 
-    module.mlir      the partitioned, outlined module (kernel functions with backend and cost)
-    weights.npz      every weight the module references, keyed by its weight-store key
-    manifest.json    format, backends and their versions, estimated costs, inputs/outputs,
-                     the source model's path and SHA-256
-    explain.json     the partition's explain report
-
-Loading checks the manifest (every field of the right type, known backends, a name for
-each argument and result of @main) and verifies the module, then restores the weights
-into the process's weight store (checking that each array still hashes to its key), so
-an artifact runs on a machine that never saw the model.
-The artifact holds the partitioning, not machine code: loading does not measure
-anything, but the runtime compiles the kernels again (seconds, see `runtime`).
+A directory of `module.mlir` (the outlined module), `weights.npz` (every weight by its
+store key), `manifest.json` (format, backends and versions, costs, input and output
+names, the source model's path and SHA-256) and `explain.json`. Loading checks every
+manifest field and the module and restores the weights, so an artifact runs on a machine
+that never saw the model; the runtime compiles its kernels again.
 """
-
 from __future__ import annotations
 
 import hashlib

@@ -2,32 +2,14 @@
 
     exe = Executable(module)                    # after collage-partition + collage-outline
     outputs = exe.run([x])
-    outputs, profile = exe.run([x], profile=True)
-    print(profile.format())                     # per-kernel time, host time of this run
-    outputs, profile = exe.profile([x], runs=20)  # medians of 20 runs after a first call
+    outputs, profile = exe.profile([x], runs=20)  # each kernel's median of 20 runs
 
-`@main` calls `func.func private @collage_<backend>_<label>` kernel functions (attribute
-`collage.kernel`, backend in `collage.backend`). Each kernel function is compiled once
-through its backend (`collage_xdsl.backends`) with the process's `ThreadPolicy`;
-compiled kernels are cached per process by (backend, structural hash of the function,
-thread policy), so structurally equal kernels of any module are compiled once.
-`collage.kernel` regions that were not outlined are outlined on a copy first.
-
-Everything else left in `@main` (tuples, projections, ops outside kernels) runs on the
-host through the reference interpreter's `evaluate_op`; constants are evaluated once.
-Tensors pass from one kernel to the next as the numpy arrays the libraries return,
-without copies (TVM takes 64-byte aligned arrays by DLPack, ONNX Runtime and OpenVINO
-wrap numpy buffers); a value is dropped after its last use. A module without kernels
-runs entirely on the host (`collage_xdsl.planner.pipeline.assign` puts it on one backend).
-
-When `@main` lists near-tied plans in `collage.alternatives` (`collage-refine
-{alternatives=N}`), they are compiled too and `run` goes through a
-`collage_xdsl.runtime.selector.PlanSelector`: each call runs the plan measured fastest lately, and
-a small share of calls probes the others (`adapt=False`: `@main` only). An alternative
-that no longer compiles is dropped with a warning on stderr. A profile, `kernel_calls` and
-the `kernels` table are `@main`'s own.
+Kernel functions are compiled once per process (cached by backend version, structure and
+thread policy); everything else in `@main` (tuples, projections) runs on the host through
+the reference interpreter. Tensors pass between kernels as numpy arrays without copies,
+each dropped after its last use. Plans listed in `collage.alternatives` run through a
+`PlanSelector` (`collage_xdsl.runtime.selector`).
 """
-
 from __future__ import annotations
 
 import sys
@@ -387,8 +369,7 @@ class Executable:
         """`run` for a `@main` that is one kernel call on its arguments: the kernel is
         called directly and checks the arguments itself, and its outputs are returned as
         they are (a kernel's outputs are new writeable arrays, `CompiledKernel`): no value
-        table, no step loop, no method calls between `run` and the library (a microsecond
-        is 2.5% of the MNIST CNN's 40 us)."""
+        table, no step loop, no method calls between `run` and the library."""
         kernel = step.kernel
         assert kernel is not None
 

@@ -1,70 +1,17 @@
-"""Run-time choice between near-tied plans of one function.
+"""The run-time plan selector: several plans of one function (the result of refinement and
+the near-tied plans it kept), and each call runs the one measured fastest lately.
 
-    selector = PlanSelector([primary.run, alternative.run])
-    outputs = selector(inputs)          # on the plan currently measured fastest
-    selector.stats()                    # calls, probes and switches per plan
+    selector = PlanSelector([plan_a.run, plan_b.run], names=["@main", "@main.alt1"])
+    outputs = selector(inputs)
+    selector.stats()          # calls per plan, probes, switches, estimates, dropped plans
 
-Why: refinement decides from one time window, and on this 2-core machine which library is
-faster can flip within minutes, even within one process (ONNX Runtime / OpenVINO on the
-MNIST CNN moved between 0.89 and 1.17: README "Benchmarks"). When refinement measured
-another plan within `collage_xdsl.refine.driver.TIE` of its result, `collage-refine{alternatives=N}`
-keeps it as `@main.alt1` and the runtime (`collage_xdsl.runtime.executable.Executable`) lets this
-selector pick at run time.
-
-Policy (every call returns the outputs of the plan that ran it; refinement checked that the
-alternatives agree with the result). Calls go to the current plan (the refined result
-first) in cycles:
-
-1. **Reference**: the current plan's next calls are timed, its first call left out, until
-   they last `probe_s` seconds and number at least `MIN_PROBE_CALLS`.
-2. **Probe**: the next other plan (round robin) runs the next calls, timed the same way;
-   its first call is left out when the plan is faster than `WARM_BELOW_S` (cold caches
-   matter there) or not measured yet. One call of a 90 ms plan is too noisy to switch on
-   (a one-call probe of VGG19 once moved to a plan 5% slower). A window of such a fast
-   plan (reference or probe) leaves out every call that starts in its first `SETTLE_S`:
-   the plan that ran before leaves its worker threads busy for about a millisecond (the
-   MLP's ONNX Runtime calls took 27.5 us in the first millisecond after OpenVINO ran, and
-   23.5 us from then on), so a 1 ms probe right after the reference measured that
-   instead of the plan (without this, the MNIST CNN's runtime stayed on OpenVINO in the
-   benchmark, where ONNX Runtime ran 10% faster).
-3. The probed plan wins the cycle when both the mean and the median of its calls are
-   below the reference's mean: a mean alone follows one lucky call (a probe of 3 calls,
-   one of them 20% fast, on a plan 5% slower). A win starts the next cycle at once, on
-   the same plan; the plan becomes the current one when it wins that one too. One cycle
-   of 3 calls each way can be fooled by what runs between calls: in the benchmark, whose
-   samples of AlexNet are 6 calls of 8.5 ms between other configurations, one probe
-   moved it to a plan 5% slower for the rest of the run.
-4. **Steady**: untimed calls of the current plan (a counter, no clock: at 22 us a call,
-   reading the clock twice is 1%), as many as make the probe `explore` / b of the
-   cycle's time, b being the probed plan's backoff: 1, doubled (up to `MAX_BACKOFF`)
-   each time it loses by more than `NEAR`, back to 1 when it wins or comes within `NEAR`.
-   So when the probed plan is x% slower, probing costs about explore * x% at first and a
-   quarter of that once it kept losing, while a plan near the current one is probed at
-   the full rate. (At the full rate throughout, the MLP's runtime, probing two plans
-   20-30% slower than ONNX Runtime, ran 1.02x of ONNX Runtime alone.) A slow plan
-   (`WARM_BELOW_S` and up) x% <= `NEAR` slower than the current one is probed with up to
-   `NEAR_EXPLORE` of the time, as long as that costs at most explore * `NEAR` (0.15%):
-   probing a 19 ms plan with 3% of the time is one probe per 1.9 s of calls, and in the
-   benchmark, light ResNet-50's runtime probed OpenVINO once in its 124 calls, 1.3%
-   slower then and 3% faster for the rest of the run. (Fast plans keep `explore`: each
-   probe also slows the current plan's next millisecond.) A plan the selector switched
-   away from is never backed off: the state of the machine that made it slower passes
-   (in the benchmark, the MLP's runtime with tvm and ONNX Runtime went to TVM, 31 us,
-   while ONNX Runtime ran 34 us, and stayed there for 5 rounds after ONNX Runtime was
-   back at 22 us, probing it at a quarter of the rate).
-
-The first call runs the current plan, and then each other plan once, throwing their
-outputs away; the first cycle starts at the second call. A plan's first run is its
-slowest (OpenVINO's MNIST CNN plan: 1.2 ms, then 24-70 us): it belongs in the first call,
-which is slow anyway, not in a probe that the caller times (in the benchmark, before this,
-the selector's first round of 50 ms ran 1.02-1.13x of the same plan without a selector).
-
-A plan other than the current one that fails (its first run, or a probe) is dropped for
-good, with its reason on stderr, and the current plan answers the call: refinement
-checked the plans on one set of inputs, and a library may still refuse others. When the
-current plan fails as well, the inputs are at fault and its error is the caller's.
+Calls go to the current plan in cycles: a timed reference window of it, a timed probe of
+another plan, then untimed calls until probing is `EXPLORE` of the cycle's time; a plan
+that wins two cycles in a row becomes the current one, a plan that keeps losing is probed
+less often. The first call runs every plan once; a plan other than the current one that
+fails is dropped with its reason on stderr. The policy and its constants:
+`docs/runtime.md`, "The plan selector".
 """
-
 from __future__ import annotations
 
 import math
@@ -83,9 +30,7 @@ PROBE_S = 1e-3
 MIN_PROBE_CALLS = 3
 """Timed calls per reference and per probe at least."""
 WARM_BELOW_S = 10e-3
-"""A probe of a plan faster than this leaves its first call out: light ShuffleNet's
-OpenVINO plan, 1.38 ms in the benchmark, measured 1.75 ms in 3-call probes that kept
-the first call after ONNX Runtime ran, and the runtime stayed on ONNX Runtime (1.48 ms)."""
+"""A probe of a plan faster than this leaves its first call out (cold caches matter)."""
 NEAR = 0.05
 """A probed plan that loses by at most this much (relative) keeps the full probing rate."""
 MAX_BACKOFF = 4

@@ -2,26 +2,13 @@
 
     collage bench model.onnx --backends tvm,onnxruntime,openvino [--rounds 50] [--json]
 
-Configurations: each backend alone, and `collage` (the model partitioned over all the
-given backends, run by `collage_xdsl.runtime.executable`). A backend alone is its best whole-model
-configuration: for `onnxruntime` and `openvino` one session over the whole ONNX file
-(an `.mlir` module: the whole module as one kernel via `collage-assign`); for `tvm`, the
-whole model as one Relax module (`collage-assign{backend=tvm fusion=whole}`) through the
-runtime. Every configuration uses the process's `ThreadPolicy` (same threads; ONNX
-Runtime's threads spin in a run and stop when it returns).
-
-Each configuration is warmed up, its outputs are checked against the first one's (a mismatch
-is an error), then the configurations are timed side by side: one sample each per round, in
-a balanced order (each configuration right after each other one equally often), for
-`--rounds` rounds; the figure is the median. A sample is the steady-state latency
-(`collage_xdsl.measure.timing`): after a first call, the mean of calls enough to last 5 ms.
-`--json` prints one object whose `configs` maps each configuration to
-`{"median_ms", "p25_ms", "p75_ms", "ratio_to_best_single"}`. `--additivity ROUNDS` then
-checks the additive cost model on Collage's plan (`collage_xdsl.runtime.additivity`: its kernel
-calls timed alone plus the boundary costs, against the run, side by side) and prints the
-estimate's error with its 95% interval (`"additivity"` in the JSON).
+Each backend alone runs in its best whole-model configuration (ONNX Runtime and OpenVINO
+on the ONNX file, TVM on the whole model as one Relax module); `collage` is the model
+partitioned over all of them. Outputs are checked to agree, then every configuration is
+timed side by side in balanced rounds of steady-state samples; the figure is the median
+and its ratio to the best single backend. `--additivity ROUNDS` also checks the additive
+cost model on Collage's plan (`collage_xdsl.runtime.additivity`).
 """
-
 from __future__ import annotations
 
 import argparse

@@ -5,16 +5,10 @@
       %r = collage.relu %x                             ->       lv = R.nn.relu(in0)
       func.return %r                                           return (lv,)
 
-The target is the host: ``{"kind": "llvm", "mtriple": <default triple>, "mcpu": <host
-CPU name>}`` ("native" would silently mean generic x86 without AVX), built with the
-default Relax pipeline for that target (it legalizes and fuses) plus a default CPU
-loop-nest schedule (`collage_xdsl.backends.tvm.schedule`), or, with the process setting
-``tvm-tune=metaschedule``, tuned schedules where tuning found faster ones
-(`collage_xdsl.backends.tvm.tuning`). Ops Relax lacks are
-decomposed: LRN into a channel-window average pool, batch_norm into a multiply and
-an add (folded when its parameters are constants).
+The target is the host CPU by name (``"native"`` would mean generic x86), built with the
+default Relax pipeline plus the loop-nest schedule (`schedule`), or tuned schedules with
+`tune=metaschedule` (`tuning`). Ops Relax lacks are decomposed (LRN, batch norm).
 """
-
 from __future__ import annotations
 
 import math

@@ -1,24 +1,10 @@
 """A default CPU schedule for the TIR functions TVM's Relax legalization produces.
 
-Legalized operators come out as plain loop nests: serial, unvectorized, with the
-reduction loops innermost, which made a 256x256 matmul ~70x and a small conv ~30x
-slower than ONNX Runtime here. `LoopNestSchedule` gives every block of a function
-the classic output-stationary shape:
-
-    for s0..s(n-2) fused, parallel        # outer spatial loops over TVM's thread pool
-      init                                # the reduction's init, decomposed out
-      for r0..rk                          # reduction loops
-        for s(n-1)                        # innermost spatial loop: LLVM vectorizes it
-          C[s] += A[..] * B[..]
-
-The reduction order is unchanged, so results are bit-identical to the unscheduled
-code. Measured (median, 2 threads, busy 2-core host): 256x256 matmul 24.9 ms ->
-0.18 ms, 3x3 conv 1x16x32x32 -> 32 channels 3.4 ms -> 0.09 ms; dlight's own CPU
-`Reduction` rule halves the matmul but slows that conv 2.5x. No tuning is involved.
-An explicit `vectorize` of the inner loop measured no faster than LLVM's loop
-vectorizer (and miscompiled a bool `logical_not`), so it is left out.
+`LoopNestSchedule` gives every block the output-stationary shape: outer spatial loops
+fused and parallel, the reduction loops in the middle, one spatial loop innermost for
+LLVM to vectorize. The reduction order is unchanged, so results are bit-identical to the
+unscheduled code; no tuning is involved (`docs/measurement.md`, "TVM").
 """
-
 from __future__ import annotations
 
 import tvm

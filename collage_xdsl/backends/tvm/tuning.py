@@ -1,31 +1,15 @@
-"""Schedule tuning for TVM kernels (``tvm-tune=metaschedule``), in a separate process.
+"""Schedule tuning for TVM kernels (`tune=metaschedule`), in a separate process.
 
-    options = TuningOptions("metaschedule", trials=16)
     tvm.compile(mod, target, relax_pipeline=tuned_pipeline(target, options, notes))
 
-Every TIR function that Relax legalization and fusion produce is a tuning task, keyed by
-its structural hash, the target and the TVM version. A task missing from the tuning
-database (a directory of JSON records, default ``~/.cache/collage-xdsl/tvm-tuning``) is
-tuned in a child process (``python -m collage_xdsl.backends.tvm.tuning``), so a crashing tuner
-cannot take the compiler down; a recorded task is reused without tuning again.
-
-MetaSchedule's own driver (`tune_tir`, `tune_relax`) crashes in the apache-tvm
-0.27.0.post1 wheel: ``tvm.ir.save_json`` of any object with a `DataType` field (`PrimType`,
-`IntImm`, hence every PrimFunc) segfaults in ``tvm::ffi::ToJSONGraph``, and MetaSchedule
-calls it when the `MutateComputeLocation` / `MutateParallel` mutators initialise and when
-the task scheduler initialises a task. So the child runs a random search over
-MetaSchedule's design space instead of its evolutionary search: `PostOrderApply` with the
-default LLVM schedule rules (multi-level tiling, parallelize / vectorize / unroll, inlining,
-rfactor) and postprocessors, no mutators; each sample (one design space per seed) is
-compiled, checked against the unscheduled function and timed (median of repeated calls);
-the loop-nest schedule (`collage_xdsl.backends.tvm.schedule`) competes too, so tuning never
-makes a task slower. The winner's trace is stored as JSON and replayed at compile time.
-
-Whatever fails (the child crashes, times out, finds nothing valid) leaves the task to the
-loop-nest schedule; the reason ("MetaSchedule crashed: signal 11 (SIGSEGV) in
-tvm::ffi::ToJSONGraph") is printed once per process on stderr and kept in the kernel's notes.
+Every TIR function Relax legalization and fusion produce is a task keyed by its structural
+hash, the target and the TVM version. A task missing from the tuning database (a folder of
+JSON records) is tuned in a child process (`python -m collage_xdsl.backends.tvm.tuning`):
+a random search over MetaSchedule's design space, each sample checked against the
+unscheduled function and timed, the loop-nest schedule competing too. MetaSchedule's own
+driver crashes in the apache-tvm 0.27 wheel; whatever fails leaves the task to the
+loop-nest schedule, with the reason in the kernel's notes (`docs/measurement.md`).
 """
-
 from __future__ import annotations
 
 import hashlib

@@ -201,6 +201,7 @@ def partition(module: ModuleOp, options: PartitionOptions, *, explain: bool = Fa
     """Partition every function of `module` in place (see the module docstring)."""
     planner = _Planner(module, options, explain, progress)
     try:
+        progress("boundary costs")
         transitions = boundary_costs(planner.specs, options, planner.db)
         return planner.plan(transitions)
     finally:

@@ -11,10 +11,11 @@ works unchanged. A bad input ends with an `error: ...` line on stderr and exit s
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import (
@@ -29,9 +30,8 @@ from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, diagnostic_message, not_utf8
 from collage_xdsl.frontend import parse_input_shapes, read_onnx
 from collage_xdsl.passes import get_all_passes
+from collage_xdsl.tools.pass_help import pass_help
 
-if TYPE_CHECKING:
-    pass
 
 
 class CollageOptMain(xDSLOptMain):
@@ -63,6 +63,23 @@ class CollageOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--input-shape", action="append", metavar="NAME:D1,D2,...",
             help="fix the symbolic dimensions of an .onnx model's input (repeatable)")
+        arg_parser.add_argument(
+            "--list-passes", action=_ListPasses, passes=self.available_passes,
+            help="print the name of every pass (ours and xDSL's) and exit")
+        helps = {"passes": "a pass pipeline (collage's passes and their options below; "
+                           "every xdsl-opt pass works too: --list-passes)",
+                 "version": "print the version and exit",
+                 "disable_verify": "do not verify the IR after parsing and after each pass"}
+        for action in arg_parser._actions:
+            action.help = helps.get(action.dest, action.help)
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        format_help = arg_parser.format_help
+
+        def with_passes() -> str:  # built for --help only: it imports every pass
+            arg_parser.epilog = pass_help(get_all_passes())
+            return format_help()
+
+        arg_parser.format_help = with_passes
 
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
         """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
@@ -82,6 +99,18 @@ class CollageOptMain(xDSLOptMain):
             super().apply_passes(prog)
         except CollageError as e:
             raise PassFailedException(str(e)) from None
+
+
+class _ListPasses(argparse.Action):
+    """`--list-passes`: every registered pass name, one a line."""
+
+    def __init__(self, option_strings, dest, passes, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+        self.passes = passes
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print("\n".join(sorted(self.passes)))
+        parser.exit()
 
 
 def _error(message: str) -> int:

@@ -422,8 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rounds a slow configuration is timed in (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--tvm-tune", choices=("none", "metaschedule"),
-                   help="TVM schedule tuning (default: the process setting COLLAGE_TVM_TUNE, "
-                        "else none)")
+                   help="TVM schedule tuning (default none: the loop-nest schedule)")
     return p
 
 

@@ -32,9 +32,8 @@ from collage_xdsl.tools.model import (
     random_inputs,
 )
 from collage_xdsl.tools.options import (
-    BACKENDS_DEFAULT,
-    add_partition_options,
     kernel_summary,
+    model_command,
     partition_model,
     partition_options,
 )
@@ -204,10 +203,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def add_bench(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="latency of Collage against each backend alone",
-                       description=__doc__)
-    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
-    add_partition_options(p, backends_default=BACKENDS_DEFAULT)
+    p = model_command(sub, "bench", "latency of Collage against each backend alone", __doc__)
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
     p.add_argument("--warmup", type=int, default=3,
                    help="untimed calls each (default 3); one more sizes the samples")

@@ -2,7 +2,7 @@
 
     collage compile model.onnx --backends tvm,onnxruntime,openvino -o out/
     collage run out/ --check --profile                # the artifact, through the runtime
-    collage explain model.onnx --backends tvm,openvino [--format json]
+    collage explain model.onnx --backends tvm,openvino [--json]
     collage bench model.onnx --backends tvm,onnxruntime,openvino
 
 Every failure is an `error: ...` line on stderr and exit status 1.

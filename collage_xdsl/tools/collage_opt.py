@@ -33,7 +33,6 @@ from collage_xdsl.passes import get_all_passes
 from collage_xdsl.tools.pass_help import pass_help
 
 
-
 class CollageOptMain(xDSLOptMain):
     """xDSLOptMain that also registers collage-xdsl's dialects, passes and `.onnx` frontend."""
 

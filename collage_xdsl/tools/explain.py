@@ -18,12 +18,10 @@ import argparse
 import json
 
 from collage_xdsl.refine.report import format_trials
-from collage_xdsl.tools.model import load_model
 from collage_xdsl.tools.options import (
-    BACKENDS_DEFAULT,
-    add_partition_options,
     kernel_summary,
-    partition_model,
+    load_and_partition,
+    model_command,
     partition_options,
 )
 from collage_xdsl.tools.progress import Progress
@@ -33,9 +31,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     """Partition a model and print the explain report (a table, or JSON with --json)."""
     options = partition_options(args)
     with Progress(quiet=args.quiet) as progress:
-        progress(f"importing {args.model}")
-        module = load_model(args.model, args.input_shape).module
-        partitioned = partition_model(module, options, progress)
+        _, partitioned = load_and_partition(args, options, progress)
     refinement = (partitioned.refinement or {}).get("functions", [])
     if args.json:
         report = {**partitioned.report, "partition_seconds": partitioned.seconds}
@@ -51,9 +47,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def add_explain(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("explain", help="partition a model and print the explain report",
-                       description=__doc__)
-    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
-    add_partition_options(p, backends_default=BACKENDS_DEFAULT)
+    p = model_command(sub, "explain", "partition a model and print the explain report",
+                      __doc__)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=cmd_explain)

@@ -23,6 +23,7 @@ from collage_xdsl.planner.options import (
     parse_backends,
 )
 from collage_xdsl.planner.pipeline import Partitioned, partition_module
+from collage_xdsl.tools.model import LoadedModel, load_model
 from collage_xdsl.tools.progress import Progress
 
 DEFAULT_ESTIMATOR = "measured"
@@ -191,3 +192,20 @@ def partition_model(module: ModuleOp, options: PartitionOptions, progress: Progr
         if plan.refined is not None:
             print(plan.refined.result.summary(plan.function), file=sys.stderr)
     return partitioned
+
+
+def model_command(sub: argparse._SubParsersAction, name: str, help: str, description: str,
+                  *, backends_default: str | None = BACKENDS_DEFAULT) -> argparse.ArgumentParser:
+    """A sub-command that takes a model and the partition options."""
+    p = sub.add_parser(name, help=help, description=description)
+    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
+    add_partition_options(p, backends_default=backends_default)
+    return p
+
+
+def load_and_partition(args: argparse.Namespace, options: PartitionOptions, progress: Progress
+                       ) -> tuple[LoadedModel, Partitioned]:
+    """The model `args` name, imported and partitioned (`partition_model`)."""
+    progress(f"importing {args.model}")
+    model = load_model(args.model, args.input_shape)
+    return model, partition_model(model.module, options, progress)

@@ -33,10 +33,10 @@ from collage_xdsl.tools.model import (
     summary,
 )
 from collage_xdsl.tools.options import (
-    add_partition_options,
     backend_options,
     kernel_summary,
-    partition_model,
+    load_and_partition,
+    model_command,
     partition_options,
 )
 from collage_xdsl.tools.progress import Progress
@@ -85,10 +85,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def add_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="execute @main with the reference interpreter, or an "
-                       "artifact / a model partitioned over --backends with the runtime",
-                       description=cmd_run.__doc__)
-    p.add_argument("model", help="an .onnx model or an .mlir module with func.func @main")
+    p = model_command(sub, "run", "execute @main with the reference interpreter, or an "
+                      "artifact / a model partitioned over --backends with the runtime",
+                      cmd_run.__doc__, backends_default=None)
     p.add_argument("--inputs", metavar="FILE.npz",
                    help="inputs keyed by input name, or positional arr_0, arr_1, ...")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
@@ -99,18 +98,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="onnxruntime intra-op threads for --check (default 1)")
     p.add_argument("--output", metavar="FILE.npz", help="save the outputs, keyed by name")
-    add_run_options(p)
-    p.set_defaults(handler=cmd_run)
-
-
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """The options `collage run` takes for the runtime (partitioning, profiling)."""
-    add_partition_options(p, backends_default=None)
     p.add_argument("--profile", action="store_true",
                    help="print each kernel's time: the median of --profile-runs runs after "
                         "a first call (artifacts and --backends only)")
     p.add_argument("--profile-runs", type=int, default=20, metavar="N",
                    help="runs a profile takes the median of (default 20)")
+    p.set_defaults(handler=cmd_run)
 
 
 def load_for_runtime(args: argparse.Namespace):
@@ -120,9 +113,7 @@ def load_for_runtime(args: argparse.Namespace):
     if not path.is_dir():
         options = partition_options(args)
         with Progress(quiet=args.quiet) as progress:
-            progress(f"importing {args.model}")
-            model = load_model(path, args.input_shape)
-            partitioned = partition_model(model.module, options, progress)
+            model, partitioned = load_and_partition(args, options, progress)
             progress("compiling the kernels")
             executable = Executable(partitioned.module, backend_options=options.backend_map())
         print(f"{args.model}: {kernel_summary(partitioned)}", file=sys.stderr)

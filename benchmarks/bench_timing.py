@@ -14,16 +14,16 @@ single backend's is *slow*: it makes no more warm-up calls and is timed in only
 samples has a same-round sample of every other configuration). Untuned TVM on big
 convolutions (seconds per call on VGG-19) would otherwise dominate the run.
 
-Rounds: at least `rounds`, and as many more as fit in `min_s` seconds by the warm-up
-calls (the configurations that are not slow; at most `MAX_ROUNDS_FACTOR` x `rounds`). One
+Rounds: at least `rounds`, and as many more as fit in `min_s` seconds by the warm-up calls
+(the configurations that are not slow; at most `MAX_ROUNDS_FACTOR` x `rounds`). One
 round's ratio of two configurations scatters widely here: the standard deviation of its
 log was 0.05-0.28 over the rounds of bench25/cse7 (most 0.08-0.20), and 0.11-0.17 for one
 plan timed as two configurations, with samples of 5 ms and 50 ms alike
-(`scripts/order_bias.py` on the MLP and SqueezeNet): the machine's speed wanders between
-the samples of a round, not within one. The median of 30 rounds then has a standard error
-of 1-6% (1.25 sd / sqrt(rounds)), and a plan exactly as fast as the best single backend
-comes out above 1.02x about one time in four at sd 0.15. Fast models get many more
-rounds for little time (the MLP: about 0.35 s a round of seven configurations).
+(`benchmarks/experiments/order_bias.py` on the MLP and SqueezeNet): the machine's speed
+wanders between the samples of a round, not within one. The median of 30 rounds then has a
+standard error of 1-6% (1.25 sd / sqrt(rounds)), and a plan exactly as fast as the best
+single backend comes out above 1.02x about one time in four at sd 0.15. Fast models get
+many more rounds for little time (the MLP: about 0.35 s a round of seven configurations).
 
 Round r takes one sample of every configuration timed in that round, in the order of row
 r of a balanced Latin square (`collage_xdsl.measure.timing.balanced_order`): over a few rounds

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
+import onnx
 import pytest
 from collage_xdsl.passes.candidates import CollageCandidatesPass
 from test_patterns import names, parse_graph
@@ -26,6 +26,7 @@ from collage_xdsl.backends.test import make_test_backend
 from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.errors import CollageError
+from collage_xdsl.frontend import import_onnx
 
 FAKE = Backend("fake", supported_ops={"collage.relu": None}, fusion=FusionStyle.NONE)
 
@@ -178,10 +179,9 @@ def test_pass_prints_generate_candidates(capsys):
 
 
 def test_resnet50_candidates_with_all_builtin_backends():
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from candidate_counts import resnet50
-
-    func = next(op for op in resnet50().ops if isinstance(op, FuncOp))
+    light = Path(onnx.__file__).parent / "backend/test/data/light"
+    resnet50 = import_onnx(light / "light_resnet50.onnx")
+    func = next(op for op in resnet50.ops if isinstance(op, FuncOp))
     graph = DataflowGraph(func)
     cands = generate_candidates(graph, gather_specs(["tvm", "onnxruntime", "openvino"],
                                                     native_max_depth=8, byoc_max_depth=8))

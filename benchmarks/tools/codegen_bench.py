@@ -4,15 +4,14 @@
 
 Kernels: a 3x3 conv (1x16x32x32 -> 32 channels) + relu, a 256x256 matmul, and a
 single relu on 1x16 (the per-call overhead). Runs are interleaved across backends
-(one call of each in turn) so that no library gets the machine to itself; the
-figures are medians.
+(one call of each per round, in `collage_xdsl.measure.timing`'s balanced order) so that
+no library gets the machine to itself; the figures are medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +23,7 @@ from xdsl.ir import Block, Region
 from collage_xdsl.backends import compile_kernel, runnable_backends
 from collage_xdsl.backends.threads import DEFAULT_SPINNING, SPINNING, ThreadPolicy
 from collage_xdsl.ir.tensors import constant_op, tensor_type
+from collage_xdsl.measure.timing import interleave, timed
 
 
 def _kernel(name: str, shape: tuple[int, ...], build: Callable) -> FuncOp:
@@ -70,16 +70,11 @@ def main() -> None:
         x = rng.normal(size=func.function_type.inputs.data[0].get_shape()).astype(np.float32)
         compiled, compile_s = {}, {}
         for backend in runnable_backends():
-            start = time.perf_counter()
-            compiled[backend] = compile_kernel(backend, func, policy)
-            compile_s[backend] = time.perf_counter() - start
+            compile_s[backend] = timed(lambda b=backend: compiled.update(
+                {b: compile_kernel(b, func, policy)}))
             compiled[backend]([x])  # warm-up
-        times: dict[str, list[float]] = {b: [] for b in runnable_backends()}
-        for _ in range(args.repeat):
-            for backend, kernel in compiled.items():
-                start = time.perf_counter()
-                kernel([x])
-                times[backend].append(time.perf_counter() - start)
+        times = interleave(list(compiled), range(args.repeat),
+                           lambda b: timed(lambda: compiled[b]([x])))
         for backend in runnable_backends():
             run_us = statistics.median(times[backend]) * 1e6
             print(f"{name:26} {backend:12} {compile_s[backend] * 1e3:11.1f} {run_us:10.1f}")

@@ -1,7 +1,7 @@
 """Does one library run a model faster cut into pieces at given tensors than whole?
 
-    python scripts/onnx_cuts.py MODEL.onnx TENSOR[,TENSOR...] [--backend openvino]
-                                [--rounds 16]
+    python benchmarks/experiments/onnx_cuts.py MODEL.onnx TENSOR[,TENSOR...] [--backend openvino]
+                                               [--rounds 16]
 
 Cuts the ONNX file at the named tensors, in order: piece i is every node the next cut
 tensor (the last piece: the model's outputs) depends on, back to the graph inputs and the
@@ -16,7 +16,13 @@ with its 95% confidence interval.
 Collage's plans that beat OpenVINO alone (AlexNet, ZFNet-512) are OpenVINO's graph cut
 so that no batch-1 fully connected layer keeps its ReLU (`openvino_fc_relu.py`); this
 asks whether a given cut pays on its own, e.g. VGG-19 cut after its first Gemm:
-`python scripts/onnx_cuts.py light_vgg19.onnx r38`.
+`python benchmarks/experiments/onnx_cuts.py light_vgg19.onnx r38`.
+
+Cut after each fully connected layer's Gemm, before its ReLU (bench19-20 VM): OpenVINO
+ran AlexNet (`r16,r20`) 0.896x (CI 0.867-0.908) of whole, ZFNet-512 (`r16,r18`) 0.849x
+(0.826-0.867), VGG-19 (`r38,r42`) 0.967x (0.940-0.981); cut after fc6 alone, AlexNet
+0.928x and VGG-19 0.961x. ONNX Runtime gained nothing that way (AlexNet 1.041x, CI
+0.986-1.101). Every cut that paid breaks a fusion.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How long must a kernel be timed for its median to stop depending on when it was timed?
 
-    python scripts/speed_windows.py MODEL.onnx [--backend onnxruntime] [--seconds 30]
+    python benchmarks/experiments/speed_windows.py MODEL.onnx [--backend onnxruntime] [--seconds 30]
 
 Compiles the whole model as one kernel on `--backend` (as the measured estimator builds
 and compiles candidates, with the process's thread policy), calls it back to back for
@@ -21,32 +21,30 @@ import time
 
 import numpy as np
 
+from collage_xdsl.backends import compile_kernel
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.estimator import kernel_request, random_inputs
+from collage_xdsl.measure.timing import timed
+from collage_xdsl.tools.model import load_model
 
 WINDOWS_S = (0.01, 0.05, 0.2, 1.0, 3.0)
 
 
 def calls(model_path: str, backend: str, seconds: float) -> tuple[np.ndarray, np.ndarray]:
     """Start times and durations (s) of back-to-back calls of the whole-model kernel."""
-    from collage_xdsl.backends import get_backend
-    from collage_xdsl.backends.threads import ThreadPolicy
-    from collage_xdsl.core.graph import DataflowGraph
-    from collage_xdsl.core.subgraph import SubGraph
-    from collage_xdsl.measure.estimator import kernel_request, random_inputs
-    from collage_xdsl.tools.model import load_model
-
     graph = DataflowGraph(load_model(model_path).main)
     module = kernel_request(SubGraph(graph, graph.kernel_nodes), backend).build()
-    kernel = get_backend(backend).compile(module, ThreadPolicy())
-    inputs = list(random_inputs(module))
+    kernel = compile_kernel(backend, module)
+    inputs = random_inputs(module)
     for _ in range(5):
         kernel(inputs)
     starts, durations = [], []
     end = time.perf_counter() + seconds
     while (t0 := time.perf_counter()) < end:
-        kernel(inputs)
         starts.append(t0)
-        durations.append(time.perf_counter() - t0)
+        durations.append(timed(lambda: kernel(inputs)))
     kernel.release()
     return np.array(starts) - starts[0], np.array(durations)
 

@@ -4,7 +4,7 @@
       for m in mnist_cnn mlp light_shufflenet; do
         collage explain W/models/$m.onnx --cost-db $db --refine-budget 0; done
     done
-    python scripts/cost_db_agreement.py a.sqlite b.sqlite
+    python benchmarks/experiments/cost_db_agreement.py a.sqlite b.sqlite
 
 For the kernels both measured: the median |log| of one kernel's cost in A over its cost
 in B; per pair of backends, how much a sub-graph's cost ratio (what the search compares)
@@ -23,12 +23,15 @@ from __future__ import annotations
 import argparse
 import sqlite3
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
 
 def costs(path: str) -> dict[tuple[str, str], float]:
     """(kernel key, backend) -> seconds, for every valid nonzero cost in the database."""
+    if not Path(path).is_file():
+        raise SystemExit(f"error: {path}: no such file")
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT kernel, backend, cost FROM collage_costs WHERE cost > 0")
         return {(kernel, backend): cost for kernel, backend, cost in rows}

@@ -1,6 +1,7 @@
 """Do a plan's kernels cost more called one after another than each called alone?
 
-    python scripts/sequence_penalty.py MODEL.onnx --cost-db DB [--rounds 8] [--max-depth N]
+    python benchmarks/experiments/sequence_penalty.py MODEL.onnx --cost-db DB [--rounds 8]
+                                                      [--max-depth N]
 
 Partitions the model from a warm cost database (the search's plan, no refinement), then
 per round times, side by side: the plan's run; a replay of its kernel calls in order on
@@ -43,21 +44,35 @@ kernels in it.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
+import sys
 
 import numpy as np
 
+from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.evict import Evictor
+from collage_xdsl.measure.stats import median
+from collage_xdsl.measure.timing import interleave, repeat, timed
+from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.pipeline import partition_module
+from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.tools.model import load_model, random_inputs
+
+NAMES = ("run", "replay", "alone after eviction", "alone", "interleaved",
+         "run - alone after eviction")
+
+
+def plan_options(cost_db: str, max_depth: int | None) -> PartitionOptions:
+    """The search's plan from the costs in `cost_db`; with `max_depth`, from candidates of
+    at most that depth only, no maximal regions, nothing coalesced."""
+    if max_depth is None:
+        return PartitionOptions(estimator="measured", cost_db=cost_db)
+    return PartitionOptions(estimator="measured", cost_db=cost_db, tvm_max_depth=max_depth,
+                            byoc_max_depth=max_depth, tvm_max_regions=False,
+                            byoc_max_regions=False, coalesce=False)
+
 
 def main() -> None:
-    from collage_xdsl.backends.threads import ThreadPolicy
-    from collage_xdsl.measure.evict import Evictor
-    from collage_xdsl.measure.stats import median
-    from collage_xdsl.planner.options import PartitionOptions
-    from collage_xdsl.planner.pipeline import partition_module
-    from collage_xdsl.runtime.executable import Executable
-    from collage_xdsl.tools.model import load_model, random_inputs
-
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model")
     p.add_argument("--cost-db", required=True)
@@ -68,13 +83,10 @@ def main() -> None:
                    "backends' maximal regions, and nothing coalesced: a plan of many kernels")
     args = p.parse_args()
     model = load_model(args.model)
-    if args.max_depth is None:
-        plan = partition_module(model.module, PartitionOptions(estimator="measured", cost_db=args.cost_db))
-        module, (function,) = plan.module, plan.report["functions"]
-    else:
-        module, function = pieces(model.module, args.cost_db, args.max_depth)
+    plan = partition_module(model.module, plan_options(args.cost_db, args.max_depth))
+    (function,) = plan.report["functions"]
     policy = ThreadPolicy.resolve(args.threads)
-    exe = Executable(module, threads=policy, adapt=False)
+    exe = Executable(plan.module, threads=policy, adapt=False)
     inputs = random_inputs(model, 0)
     calls = exe.kernel_calls(inputs)
     print(f"{len(calls)} kernel calls on {', '.join(sorted({c.backend for c in calls}))}; "
@@ -85,70 +97,36 @@ def main() -> None:
     print(f"cost database: {len(kernels)} kernels alone {alone * 1e3:.3f} ms, their sequence "
           f"costs {sequence * 1e3:+.3f} ms")
     evict = Evictor(policy.threads)
+    call = [lambda c=c: c.kernel(c.operands) for c in calls]
 
-    def steady(call: Callable[[], object], runs: int, evicted: bool = False) -> float:
-        call()
-        samples = []
-        for _ in range(runs):
-            if evicted:
-                evict()
-            t0 = time.perf_counter()
-            call()
-            samples.append(time.perf_counter() - t0)
-        return median(samples)
+    def steady(run, runs: int, evicted: bool = False) -> float:
+        return median(repeat(run, runs, warm=1, evict=evict if evicted else None))
 
     def replay() -> None:
-        for c in calls:
-            c.kernel(c.operands)
+        for c in call:
+            c()
 
     def interleaved(passes: int = 9) -> float:
-        samples: list[list[float]] = [[] for _ in calls]
-        for _ in range(passes):
-            for c, s in zip(calls, samples):
-                evict()
-                t0 = time.perf_counter()
-                c.kernel(c.operands)
-                s.append(time.perf_counter() - t0)
-        return sum(median(s) for s in samples)
+        """Each call timed once per pass over all the calls, in plan order, after eviction."""
+        samples = interleave(list(range(len(call))), range(passes),
+                             lambda i: timed(call[i], evict=evict),
+                             order=lambda names, r: list(names))
+        return sum(median(s) for s in samples.values())
 
-    names = ("run", "replay", "alone after eviction", "alone", "interleaved",
-             "run - alone after eviction")
     rows = []
     for _ in range(args.rounds):
         row = (steady(lambda: exe.run(inputs), 9), steady(replay, 9),
-               sum(steady(lambda c=c: c.kernel(c.operands), 5, True) for c in calls),
-               sum(steady(lambda c=c: c.kernel(c.operands), 5) for c in calls),
+               sum(steady(c, 5, True) for c in call), sum(steady(c, 5) for c in call),
                interleaved())
         row += (row[0] - row[2],)
         rows.append(row)
-        print("  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, row)), flush=True)
+        print("  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(NAMES, row)), flush=True)
     medians = np.median(np.array(rows), axis=0)
-    print("median  " + "  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(names, medians)))
-
-
-def pieces(module, cost_db: str, depth: int):
-    """`module` partitioned from candidates of at most `depth` nodes, none merged, and
-    outlined; with its function's explain report."""
-    import json
-    import tempfile
-    from pathlib import Path
-
-    from collage_xdsl.passes.outline import CollageOutlinePass
-    from collage_xdsl.passes.partition import CollagePartitionPass
-    from xdsl.context import Context
-
-    module = module.clone()
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.json"
-        CollagePartitionPass(estimator="measured", cost_db=cost_db, tvm_max_depth=depth,
-                             byoc_max_depth=depth, byoc_max_regions=False,
-                             tvm_max_regions=False, coalesce=False,
-                             explain=str(report), explain_table=str(Path(tmp) / "table")
-                             ).apply(Context(), module)
-        (function,) = json.loads(report.read_text())["functions"]
-    CollageOutlinePass().apply(Context(), module)
-    return module, function
+    print("median  " + "  ".join(f"{n} {v * 1e3:.3f}" for n, v in zip(NAMES, medians)))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CollageError as e:
+        sys.exit(f"error: {e}")

@@ -1,6 +1,6 @@
 """Is the faster backend of a model the same in every process, minute after minute?
 
-    python scripts/process_spread.py MODEL.onnx [--processes 4] [--rounds 30]
+    python benchmarks/experiments/process_spread.py MODEL.onnx [--processes 4] [--rounds 30]
 
 Starts `--processes` fresh Python processes one after another; each times ONNX Runtime
 and OpenVINO on the whole ONNX file (as `collage bench` runs them alone) in interleaved
@@ -20,15 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
+from collage_xdsl.tools.bench import measure, onnxruntime_session, openvino_model
+from collage_xdsl.tools.model import load_model, random_inputs
 
 
 def one_process(model_path: Path, rounds: int) -> str:
     """Time both backends in this process; one line of results."""
-    from collage_xdsl.backends.threads import ThreadPolicy
-    from collage_xdsl.tools.bench import measure, onnxruntime_session, openvino_model
-    from collage_xdsl.tools.model import load_model, random_inputs
-
     model = load_model(str(model_path))
     inputs = random_inputs(model, 0)
     policy = ThreadPolicy()

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import onnx
 import pytest
@@ -24,7 +25,6 @@ import run as bench_run  # noqa: E402
 from bench_configs import (  # noqa: E402
     CONFIGS,
     PAIRS,
-    SINGLES,
     OutputCheck,
     ill_conditioned,
 )
@@ -386,7 +386,15 @@ def test_a_file_that_is_not_a_runs_results_is_one_error(tmp_path, capsys):
 # ---------------------------------------------------------------------------
 
 
+SCHEMA = json.loads((ROOT / "benchmarks" / "results.schema.json").read_text())
+
+
 def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
+    """The benchmark's results follow its schema (`benchmarks/results.schema.json`), and:
+    every configuration is timed in each round, ratios are per round against the best
+    single backend, the cold partition is measured once and read back, the warm one
+    measures nothing, refinement keeps to its budget, and both additive errors are
+    consistent; a crashing backend fails its configuration only."""
     work, out = tmp_path / "work", tmp_path / "out"
     common = ["--models", "mlp", "--work", str(work), "--out", str(out), "--warmup", "1"]
     assert bench_run.main([*common, "--rounds", "3", "--timing-s", "0",
@@ -395,27 +403,25 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert "Median latency (ms)" in printed and "mlp" in printed
 
     results = json.loads((out / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
     assert results["rounds"] == 3 and results["threads"] == ThreadPolicy().threads
     assert results["timing_s"] == 0 and results["models"]["mlp"]["rounds"] == 3
     assert results["command"][:2] == ["python", "benchmarks/run.py"]
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                           capture_output=True, text=True).stdout.strip()
     assert (results["commit"] or "").rstrip("+") == head  # None outside a git checkout
-    assert {"onnxruntime", "openvino", "apache-tvm", "xdsl"} <= set(results["versions"])
     mlp = results["models"]["mlp"]
     assert mlp["status"] == "ok"
     assert [n for n in mlp["notes"] if "plans at run time" not in n] == []
     assert list(mlp["configs"]) == list(CONFIGS)
     assert all(c["status"] == "ok" for c in mlp["configs"].values())
     best = mlp["best_single"]
-    assert best in SINGLES
     assert mlp["configs"][best]["ratio"]["per_round"] == [1.0] * 3
     assert results["sample_ms"] == 50.0
     for name, config in mlp["configs"].items():
         assert len(config["samples_ms"]) == 3
         r = config["ratio"]
         assert r["low"] <= r["median"] <= r["high"]
-        assert config["calls"] >= 1 and config["first_median_ms"] > 0
         assert config["calls"] == 1 or not config["slow"]  # slow: one-call samples
         assert config["first_ratio"]["low"] <= config["first_ratio"]["median"]
     # tens of microseconds a call: a 5 ms sample is many calls (a call can take longer on
@@ -430,7 +436,7 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert mlp["partition"]["warm"]["refinement"] is None
     refinement = mlp["partition"]["refined"]["refinement"]  # every trial, as refine reports
     assert [f["function"] for f in refinement] == ["main"]
-    assert 0 < refinement[0]["budget"] <= 1.0 and isinstance(refinement[0]["trials"], list)
+    assert 0 < refinement[0]["budget"] <= 1.0
     # the search considers every one-backend cover too: mixing is estimated no dearer
     mixing = mlp["partition"]["warm"]["mixing_ratio"]
     assert 0 < mixing <= 1 + 1e-9
@@ -440,8 +446,8 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     for config in ("collage-search", "collage"):  # the cost database's view and side by side
         error = mlp["additive_error"][config]
         now = error["side_by_side"]
-        assert now["run_ms"] == error["measured_ms"] > 0
-        assert now["calls"] >= 1 and now["low"] <= now["error"] <= now["high"]
+        assert now["run_ms"] == error["measured_ms"]
+        assert now["low"] <= now["error"] <= now["high"]
         if error["error"] is not None:
             assert error["error"] == pytest.approx(
                 (error["estimate_ms"] - error["measured_ms"]) / error["measured_ms"])
@@ -451,7 +457,7 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     for pair, greedy in PAIRS.items():  # tvm + one BYOC backend against its greedy plan
         r = mlp["vs_greedy"][pair]
         assert r["greedy"] == greedy and r["low"] <= r["median"] <= r["high"]
-        assert mlp["partition"][pair]["estimates"] >= 0
+        assert pair in mlp["partition"]
     assert set(results["summary"]["vs_greedy"]) == set(PAIRS)
     assert (out / "ratios.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "table.md").read_text()

@@ -111,7 +111,8 @@ class _Planner:
         options.check(self.specs)
         self.estimator, self.db = make_estimator(self.specs, options, evicts(module))
         self.configs = options.coalesce_configs(self.specs)
-        self.budget = Budget(options.refinement().budget_seconds())
+        self.budget: Budget | None = None
+        """The refinement budget, shared by the functions; it starts with the first."""
         self.other_hosts = 0
 
     def valid(self, sub: SubGraph, backend: str) -> bool:
@@ -163,6 +164,8 @@ class _Planner:
             return None
         name = func.sym_name.data
         self.progress(f"refinement @{name}")
+        if self.budget is None:
+            self.budget = Budget(options.budget_seconds())
         return refine_function(self.module.clone(), name, graph, kernels, self.specs, options,
                                self.budget.left())
 

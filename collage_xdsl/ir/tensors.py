@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from collage_xdsl.cache import cache_dir
 from collage_xdsl.errors import CollageError
 
 INLINE_LIMIT = 16
@@ -128,8 +129,7 @@ class WeightStore:
     def __init__(self, root: Path | None = None):
         if root is None:
             env = os.environ.get("COLLAGE_WEIGHTS_DIR")
-            cache = os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))
-            root = Path(env) if env else Path(cache) / "collage-xdsl" / "weights"
+            root = Path(env) if env else cache_dir() / "weights"
         self.root = root
         self._memory: dict[str, np.ndarray] = {}
 

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from collage_xdsl.cache import cache_dir
 from collage_xdsl.core.boundaries import TransitionCosts
 from collage_xdsl.core.cost import Cost
 from collage_xdsl.errors import CollageError
@@ -67,8 +68,7 @@ be negative)."""
 
 def default_path() -> Path:
     """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/costs.sqlite``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "collage-xdsl" / "costs.sqlite"
+    return cache_dir() / "costs.sqlite"
 
 
 _ISA_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw",

@@ -3,10 +3,10 @@ tuning kept in a database (`collage_xdsl.backends.tvm.tuning`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collage_xdsl.cache import cache_dir
 from collage_xdsl.errors import CollageError
 
 MODES = ("none", "metaschedule")
@@ -14,8 +14,7 @@ MODES = ("none", "metaschedule")
 
 def default_db_dir() -> Path:
     """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/tvm-tuning``."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "collage-xdsl" / "tvm-tuning"
+    return cache_dir() / "tvm-tuning"
 
 
 @dataclass(frozen=True)

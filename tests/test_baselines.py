@@ -4,9 +4,6 @@ the expected backend and the rewritten model computes what the original did."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from collage_xdsl.dialects.collage import ConstantOp, GetItemOp, KernelOp, TupleOp
@@ -21,17 +18,13 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.errors import CollageError
-from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.measure.estimator import random_inputs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-from make_models import make_model  # noqa: E402
-
 
 @pytest.fixture(scope="module", params=["mnist_cnn", "mlp"])
-def model(request) -> tuple[str, ModuleOp, list[np.ndarray], list[np.ndarray]]:
-    module = import_onnx(make_model(request.param))
+def model(request, example_module) -> tuple[str, ModuleOp, list[np.ndarray], list[np.ndarray]]:
+    module = example_module(request.param)
     inputs = random_inputs(module)
     return request.param, module, inputs, run_module(module, inputs)
 
@@ -73,15 +66,15 @@ def test_baseline_covers_every_op_and_keeps_semantics(model, name):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
-def test_fuse_ops_groups_conv_bias_relu():
-    module = import_onnx(make_model("mnist_cnn"))
+def test_fuse_ops_groups_conv_bias_relu(example_module):
+    module = example_module("mnist_cnn")
     CollageFuseOpsPass().apply(Context(), module)
     labels = [k.label.data for k in kernels(module) if k.label is not None]
     assert labels.count("conv2d_add_relu") == 2, labels
 
 
-def test_assign_whole_graph_to_a_graph_compiler():
-    module = import_onnx(make_model("mlp"))
+def test_assign_whole_graph_to_a_graph_compiler(example_module):
+    module = example_module("mlp")
     CollageAssignPass(backend="openvino").apply(Context(), module)
     (kernel,) = kernels(module)
     assert kernel.backend.data == "openvino"
@@ -111,7 +104,7 @@ func.func @main(%x: {T}, %y: {T}) -> tuple<{T}, {T}> {{
 
 
 @pytest.mark.parametrize("source", ["mnist_cnn", *SOURCES])
-def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
+def test_whole_fusion_gives_tvm_one_kernel_that_runs(source, example_module):
     """`fusion=whole`: tvm gets the whole model as one kernel (tuples inside), as the
     benchmark runs tvm alone; compiled by TVM it matches the interpreter."""
     from ir_helpers import parse
@@ -120,7 +113,7 @@ def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
     from collage_xdsl.planner.pipeline import assign_module
     from collage_xdsl.runtime.executable import Executable
 
-    module = parse(SOURCES[source]) if source in SOURCES else import_onnx(make_model(source))
+    module = parse(SOURCES[source]) if source in SOURCES else example_module(source)
     (kernel,) = kernel_functions(assign_module(module, "tvm", "whole"))
     assert kernel.attributes["collage.backend"].data == "tvm"
     inputs = random_inputs(module)
@@ -129,8 +122,8 @@ def test_whole_fusion_gives_tvm_one_kernel_that_runs(source):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
 
 
-def test_partition_for_offloads_regions_and_fuses_the_rest_for_tvm():
-    module = import_onnx(make_model("mnist_cnn"))
+def test_partition_for_offloads_regions_and_fuses_the_rest_for_tvm(example_module):
+    module = example_module("mnist_cnn")
     CollagePartitionForPass(backend="test", backend_options="test: ops=conv2d,add,relu").apply(
         Context(), module)
     by_backend = {}
@@ -143,8 +136,8 @@ def test_partition_for_offloads_regions_and_fuses_the_rest_for_tvm():
     assert any("max_pool2d" in ops for ops in by_backend["tvm"])
 
 
-def test_bad_options_are_errors():
-    module = import_onnx(make_model("mlp"))
+def test_bad_options_are_errors(example_module):
+    module = example_module("mlp")
     with pytest.raises(CollageError, match="unknown fusion"):
         CollageAssignPass(backend="tvm", fusion="maybe").apply(Context(), module)
     with pytest.raises(CollageError, match="unknown backend"):

@@ -1,76 +1,27 @@
-"""Backends, the registry, derived specs, generate_candidates and the collage-candidates pass."""
+"""Candidate kernels (`collage_xdsl.core.candidates.generate_candidates`) from the enabled
+backends' specs: support predicates, ops no backend supports, opaque ops, host tuples,
+ResNet-50 with every built-in backend, and the collage-candidates pass."""
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import onnx
 import pytest
 from collage_xdsl.passes.candidates import CollageCandidatesPass
-from test_patterns import names, parse_graph
-from test_rules import CONV, CONV_ARGS, MLP, MLP_ARGS, SPLIT
+from graph_helpers import CONV, CONV_ARGS, SPLIT, names, parse_graph
 from xdsl.context import Context
 from xdsl.dialects.func import FuncOp
 
-import collage_xdsl.backends as registry
 from collage_xdsl.backends import (
-    ENTRY_POINT_GROUP,
-    available_backends,
     gather_specs,
     get_backend,
-    register_backend,
 )
-from collage_xdsl.backends.base import Backend, FusionStyle, f32_only
-from collage_xdsl.backends.test import make_test_backend
+from collage_xdsl.backends.base import f32_only
 from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend import import_onnx
-
-FAKE = Backend("fake", supported_ops={"collage.relu": None}, fusion=FusionStyle.NONE)
-
-
-def test_builtin_backends_are_registered():
-    assert {"tvm", "onnxruntime", "openvino", "test"} <= set(available_backends())
-    assert get_backend("tvm").version.startswith("apache-tvm==0.27")
-    assert get_backend("onnxruntime").version.startswith("onnxruntime==")
-    assert get_backend("openvino").byoc and not get_backend("tvm").byoc
-    with pytest.raises(CollageError, match="unknown backend 'nope'.*onnxruntime"):
-        get_backend("nope")
-
-
-def test_python_api_registration(monkeypatch):
-    monkeypatch.setattr(registry, "_REGISTERED", {})
-    register_backend("fake", FAKE)
-    assert "fake" in available_backends()
-    assert get_backend("fake") is FAKE
-    register_backend("fake", lambda **options: "not a backend")
-    with pytest.raises(CollageError, match="'fake' is a str, not a Backend"):
-        get_backend("fake")
-    register_backend("other", FAKE)
-    with pytest.raises(CollageError, match="registered as 'other' calls itself 'fake'"):
-        get_backend("other")
-
-
-@pytest.fixture
-def fresh_registry():
-    """The registry reads the entry points afresh, and again after the test."""
-    registry._entry_points.cache_clear()
-    yield
-    registry._entry_points.cache_clear()
-
-
-def test_entry_point_registration(monkeypatch, fresh_registry):
-    eps = [EntryPoint("fake", "test_candidates:FAKE", ENTRY_POINT_GROUP),
-           EntryPoint("broken", "no_such_module_here:X", ENTRY_POINT_GROUP)]
-    installed = registry.entry_points
-    monkeypatch.setattr(registry, "entry_points",
-                        lambda group: [*installed(group=group), *eps])
-    assert {"fake", "broken", "tvm", "onnxruntime"} <= set(available_backends())
-    assert get_backend("fake") is FAKE
-    with pytest.raises(CollageError, match="'broken' failed to load from no_such_module_here"):
-        get_backend("broken")
 
 
 def test_predicates_decide_support():
@@ -108,51 +59,6 @@ def test_tvm_covers_every_op_including_opaque_ones(regions):
     # ... but MaxCoalesce would merge the two kernels, so the search also sees that kernel
     region = {("max.region", frozenset({"%s", "%r"}))}
     assert got == (fused | region if regions else fused)
-
-
-def test_onnxruntime_patterns_are_composites():
-    g = parse_graph(CONV, CONV_ARGS)
-    spec = get_backend("onnxruntime").partition_spec(max_regions=False)
-    labelled = {c.sub_graph.label: names(g, c.inside)
-                for c in spec.rule.all_candidates(g, spec) if c.rule_name == c.sub_graph.label}
-    assert labelled == {
-        "onnxruntime.conv2d_bias_relu": {"%w", "%c", "%b", "%a", "%r"},
-        "onnxruntime.conv2d_bias": {"%w", "%c", "%b", "%a"},
-    }
-
-
-@pytest.mark.parametrize("regions", [True, False])
-def test_byoc_max_regions_option(regions):
-    g = parse_graph(MLP, MLP_ARGS)
-    specs = gather_specs(["openvino"], byoc_max_depth=2, byoc_max_regions=regions,
-                         native_max_regions=not regions)
-    cands = generate_candidates(g, specs)
-    deep = [c for c in cands if c.sub_graph.depth > 2]
-    if regions:
-        assert [names(g, c.inside) for c in deep] == [
-            {f"%{n}" for n in "mm h p m1 a1 m2 t a2 m3 m4 y".split()}
-        ]
-        assert deep[0].rule_name == "max.region"
-    else:
-        assert deep == []
-    assert {c.spec.name for c in cands} == {"openvino"}
-
-
-def test_test_backend_from_options():
-    g = parse_graph(CONV, CONV_ARGS)
-    backend = make_test_backend(ops=["conv2d", "collage.add", "relu", "reduce_sum"],
-                                fusion="none", patterns=["conv2d+add+relu"])
-    spec = backend.partition_spec(max_regions=False)
-    got = {(c.rule_name, frozenset(names(g, c.inside))) for c in spec.rule.all_candidates(g, spec)}
-    assert got == {
-        ("test.conv2d_add_relu", frozenset({"%c", "%a", "%r"})),
-        ("conv2d", frozenset({"%c"})), ("add", frozenset({"%a"})),
-        ("relu", frozenset({"%r"})), ("reduce_sum", frozenset({"%m"})),
-    }
-    with pytest.raises(CollageError, match="unknown op 'frobnicate'"):
-        make_test_backend(ops=["frobnicate"])
-    with pytest.raises(CollageError, match="unknown fusion style 'some'"):
-        make_test_backend(fusion="some")
 
 
 def test_tuples_are_placed_on_the_host():

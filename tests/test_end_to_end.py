@@ -4,12 +4,10 @@ explain, bench, run --backends, and their error paths (one `error:` line, no tra
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,19 +15,7 @@ import pytest
 from collage_xdsl.runtime.artifact import WEIGHTS, load_artifact
 from collage_xdsl.tools.collage import main
 
-_spec = importlib.util.spec_from_file_location(
-    "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
-)
-make_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_models)
-
 MOCK = ["--estimator", "mock", "--mock-costs", "tvm:1,onnxruntime:1.1,openvino:1.2"]
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("models")
-    return lambda name: make_models.ensure_model(name, directory)
 
 
 def collage(capsys, *args: str) -> tuple[int, str, str]:
@@ -38,8 +24,8 @@ def collage(capsys, *args: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_artifact_runs_in_a_fresh_process_without_the_weight_cache(models, tmp_path, capsys):
-    model = models("mnist_cnn")
+def test_artifact_runs_in_a_fresh_process_without_the_weight_cache(example_file, tmp_path, capsys):
+    model = example_file("mnist_cnn")
     status, out, _ = collage(capsys, "compile", model, *MOCK, "-o", tmp_path / "art")
     assert status == 0 and "-> " in out
     manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
@@ -65,9 +51,9 @@ def test_artifact_runs_in_a_fresh_process_without_the_weight_cache(models, tmp_p
         np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-5)
 
 
-def test_corrupt_or_foreign_artifacts_are_errors(models, tmp_path, capsys):
+def test_corrupt_or_foreign_artifacts_are_errors(example_file, tmp_path, capsys):
     art = tmp_path / "art"
-    assert collage(capsys, "compile", models("mlp"), *MOCK, "-o", art)[0] == 0
+    assert collage(capsys, "compile", example_file("mlp"), *MOCK, "-o", art)[0] == 0
     weights = dict(np.load(art / WEIGHTS))
     key = next(iter(weights))
     np.savez(art / WEIGHTS, **{**weights, key: weights[key] + 1})
@@ -96,14 +82,15 @@ def test_corrupt_or_foreign_artifacts_are_errors(models, tmp_path, capsys):
 
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "keep.txt").write_text("mine")
-    status, _, err = collage(capsys, "compile", models("mlp"), *MOCK, "-o", tmp_path / "other")
+    status, _, err = collage(capsys, "compile", example_file("mlp"), *MOCK,
+                             "-o", tmp_path / "other")
     assert status == 1 and "not a collage artifact (refusing to write into it)" in err
     assert "Traceback" not in err
 
 
-def test_artifact_check_needs_its_unchanged_source(models, tmp_path, capsys):
+def test_artifact_check_needs_its_unchanged_source(example_file, tmp_path, capsys):
     source = tmp_path / "mlp.onnx"
-    source.write_bytes(models("mlp").read_bytes())
+    source.write_bytes(example_file("mlp").read_bytes())
     assert collage(capsys, "compile", source, *MOCK, "-o", tmp_path / "art")[0] == 0
     source.write_bytes(source.read_bytes() + b"\0")
     status, _, err = collage(capsys, "run", tmp_path / "art", "--check")
@@ -112,8 +99,8 @@ def test_artifact_check_needs_its_unchanged_source(models, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name", ["mlp", "transformer_encoder"])
-def test_run_with_backends_partitions_and_checks(models, capsys, name):
-    status, out, err = collage(capsys, "run", models(name), "--backends", "tvm,openvino",
+def test_run_with_backends_partitions_and_checks(example_file, capsys, name):
+    status, out, err = collage(capsys, "run", example_file(name), "--backends", "tvm,openvino",
                                *MOCK, "--check", "--profile")
     assert status == 0, err
     assert "check: 1 output(s) match onnxruntime" in out
@@ -126,7 +113,7 @@ def test_merged_duplicate_computation_runs_on_each_backend(tmp_path, capsys, bac
     """The importer merges equal convolutions and returns one value as two outputs; each
     backend's kernels still give all four outputs as ONNX Runtime does on the file."""
     import onnx
-    from test_frontend import duplicate_computation_model
+    from example_models import duplicate_computation_model
 
     onnx.save(duplicate_computation_model(), tmp_path / "dup.onnx")
     status, out, err = collage(capsys, "run", tmp_path / "dup.onnx", "--backends", backends,
@@ -135,11 +122,11 @@ def test_merged_duplicate_computation_runs_on_each_backend(tmp_path, capsys, bac
     assert "check: 4 output(s) match onnxruntime" in out
 
 
-def test_explain_table_and_json(models, capsys):
-    status, out, _ = collage(capsys, "explain", models("mnist_cnn"), *MOCK)
+def test_explain_table_and_json(example_file, capsys):
+    status, out, _ = collage(capsys, "explain", example_file("mnist_cnn"), *MOCK)
     assert status == 0
     assert out.startswith("@main: ") and "best other" in out and "partitioned in" in out
-    status, out, _ = collage(capsys, "explain", models("mnist_cnn"), *MOCK, "--json")
+    status, out, _ = collage(capsys, "explain", example_file("mnist_cnn"), *MOCK, "--json")
     report = json.loads(out)
     (function,) = report["functions"]
     assert function["candidates"] > 0 and function["kernels"]
@@ -147,8 +134,8 @@ def test_explain_table_and_json(models, capsys):
     assert report["partition_seconds"] > 0
 
 
-def test_bench_json(models, capsys):
-    status, out, _ = collage(capsys, "bench", models("mlp"), *MOCK, "--rounds", "5", "--json")
+def test_bench_json(example_file, capsys):
+    status, out, _ = collage(capsys, "bench", example_file("mlp"), *MOCK, "--rounds", "5", "--json")
     assert status == 0
     report = json.loads(out)
     configs = report["configs"]
@@ -184,10 +171,10 @@ def test_bench_samples_are_sized_after_the_warm_up():
     assert log.count("a") > 3 * 2 + 2  # warm-up, sizing, then samples of many calls
 
 
-def test_measured_compile_reuses_the_cost_database(models, tmp_path, capsys):
+def test_measured_compile_reuses_the_cost_database(example_file, tmp_path, capsys):
     db = tmp_path / "costs.sqlite"
     for art in ("cold", "warm"):
-        status, out, err = collage(capsys, "compile", models("mlp"), "--backends",
+        status, out, err = collage(capsys, "compile", example_file("mlp"), "--backends",
                                    "onnxruntime,openvino", "--cost-db", db, "--refine-budget", 0,
                                    "-o", tmp_path / art)
         assert status == 0, err
@@ -214,8 +201,8 @@ def test_measured_compile_reuses_the_cost_database(models, tmp_path, capsys):
     (["bench", "{mlp}", "--seed", "-5"], "--seed must be >= 0, got -5"),
     (["bench", "missing.onnx"], "missing.onnx: no such file"),
 ])
-def test_command_errors_are_one_line(models, capsys, args, message):
-    args = [a.replace("{mlp}", str(models("mlp"))) for a in args]
+def test_command_errors_are_one_line(example_file, capsys, args, message):
+    args = [a.replace("{mlp}", str(example_file("mlp"))) for a in args]
     status, out, err = collage(capsys, *args)
     assert status == 1
     assert err.startswith("error: ") and message in err

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import onnxruntime as ort
 import pytest
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import get_ints
+from example_models import MODELS, duplicate_computation_model, f32, make, make_models
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -22,13 +22,6 @@ from collage_xdsl.ir.interpreter import run_module
 
 LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT = sorted(p.name for p in LIGHT_DIR.glob("light_*.onnx"))
-
-_spec = importlib.util.spec_from_file_location(
-    "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
-)
-make_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_models)
-
 
 def ops(module: ModuleOp) -> list[str]:
     return [op.name for op in module.walk() if op.name.startswith("collage.")]
@@ -42,17 +35,6 @@ def printed(module: ModuleOp, generic: bool) -> str:
     out = io.StringIO()
     Printer(stream=out, print_generic_format=generic).print_op(module)
     return out.getvalue()
-
-
-def make(nodes, inputs, outputs, opset, initializers=()) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def f32(name, shape):
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
 
 
 def i64(name, values):
@@ -96,7 +78,7 @@ def test_light_model_count():
     assert len(LIGHT) == 9
 
 
-@pytest.mark.parametrize("name", sorted(make_models.MODELS))
+@pytest.mark.parametrize("name", MODELS)
 def test_example_model_imports_and_matches_onnxruntime(name, tmp_path):
     path = make_models.ensure_model(name, tmp_path)
     model = onnx.load(path)
@@ -113,8 +95,8 @@ def test_example_model_imports_and_matches_onnxruntime(name, tmp_path):
     assert "collage.matmul" in ops(module)
 
 
-def test_transformer_encoder_lowering():
-    names = ops(import_onnx(make_models.make_model("transformer_encoder")))
+def test_transformer_encoder_lowering(example_module):
+    names = ops(example_module("transformer_encoder"))
     assert names.count("collage.layer_norm") == 5
     assert names.count("collage.softmax") == 2
     assert names.count("collage.erf") == 2
@@ -162,21 +144,6 @@ def test_constant_nodes_fold_and_dropout_is_identity():
     model = make(nodes, [f32("x", [2, 3])], [f32("z", [2, 3])], 12, [i64("shape", [2, 3]), ratio])
     module = check_against_onnxruntime(model, np.arange(6, dtype=np.float32).reshape(2, 3))
     assert ops(module) == ["collage.constant", "collage.add", "collage.constant", "collage.mul"]
-
-
-def duplicate_computation_model() -> onnx.ModelProto:
-    """Two convolutions of x by equal weights under different names (and a third by other
-    weights), each with its ReLU, and two ReLUs of x as separate outputs."""
-    w = np.random.default_rng(0).standard_normal((8, 3, 3, 3)).astype(np.float32)
-    weights = {"w1": w, "w2": w.copy(), "w3": 2 * w}
-    nodes = [helper.make_node("Conv", ["x", k], [f"c{k}"], pads=[1] * 4) for k in weights]
-    nodes += [helper.make_node("Relu", [f"c{k}"], [f"r{k}"]) for k in weights]
-    nodes += [helper.make_node("Add", ["rw1", "rw2"], ["y"]),
-              helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Relu", ["x"], ["b"])]
-    outputs = [f32("y", [1, 8, 8, 8]), f32("rw3", [1, 8, 8, 8]),
-               f32("a", [1, 3, 8, 8]), f32("b", [1, 3, 8, 8])]
-    inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
-    return make(nodes, [f32("x", [1, 3, 8, 8])], outputs, 13, inits)
 
 
 def test_duplicate_computation_is_merged():

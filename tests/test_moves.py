@@ -7,7 +7,7 @@ import random
 
 from collage_xdsl.passes.assign import assign_kernels
 from ir_helpers import main_of, parse
-from test_refine import CONFIGS, MLP_CHAIN, T, chain_space, kernels, make_models, named
+from refine_helpers import CONFIGS, MLP_CHAIN, T, chain_space, kernels, named
 
 from collage_xdsl.backends import get_backend
 from collage_xdsl.backends.test import make_test_backend
@@ -15,7 +15,6 @@ from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import first
 from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.frontend import import_onnx
 from collage_xdsl.refine.cuts import CutPoints
 from collage_xdsl.refine.moves import MoveSpace, make_plan
 
@@ -51,8 +50,8 @@ func.func @main(%x: {T}) -> ({T}, {T}) {{
     assert space.acyclic(kernels(graph, ("a1", "tvm"), ("a2", "tvm"), ("b1b2", "tvm")))
 
 
-def test_every_mutation_of_a_real_plan_is_a_valid_cover():
-    module = import_onnx(make_models.make_model("mnist_cnn"))
+def test_every_mutation_of_a_real_plan_is_a_valid_cover(example_module):
+    module = example_module("mnist_cnn")
     graph = DataflowGraph(main_of(module))
     backends = [get_backend(n) for n in ("tvm", "onnxruntime", "openvino")]
     space = MoveSpace(graph, backends, {b.name: CONFIGS["tvm"] for b in backends})
@@ -103,10 +102,10 @@ def test_cuts_that_break_a_fusion_where_the_start_plan_hands_off_come_first():
         assert [int(m.origin.rsplit("#", 1)[1]) for m in cuts] == [c, a, b, d]
 
 
-def test_every_cut_of_a_whole_model_kernel_is_a_valid_cover():
+def test_every_cut_of_a_whole_model_kernel_is_a_valid_cover(example_module):
     """The transformer encoder's residual branches: a cut's head keeps what does not
     depend on the cut node, so both parts stay convex and the tail never feeds the head."""
-    module = import_onnx(make_models.make_model("transformer_encoder"))
+    module = example_module("transformer_encoder")
     graph = DataflowGraph(main_of(module))
     backends = [get_backend(n) for n in ("onnxruntime", "openvino")]
     any_depth = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)  # maximal regions

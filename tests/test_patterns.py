@@ -2,28 +2,10 @@
 
 from __future__ import annotations
 
-from collage_xdsl.dialects import ir_context
-from xdsl.dialects.func import FuncOp
-from xdsl.parser import Parser
+from graph_helpers import names, parse_graph
 
 from collage_xdsl.core.candidates import node_name
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.index_set import bits
 from collage_xdsl.core.patterns import Match, find_matches, is_constant, is_op, wildcard
-
-
-def parse_graph(body: str, args: str = "%x: tensor<2x4xf32>", extra: str = "") -> DataflowGraph:
-    """The graph of `func.func @main(<args>) { <body> }` (body ends with func.return);
-    `extra` holds further top-level ops of the module."""
-    text = f"func.func @main({args}) {{\n{body}\n}}\n{extra}"
-    module = Parser(ir_context(), text).parse_module()
-    func = next(op for op in module.ops if isinstance(op, FuncOp))
-    return DataflowGraph(func)
-
-
-def names(graph: DataflowGraph, inside: int) -> set[str]:
-    return {node_name(graph, i) for i in bits(inside)}
-
 
 T = "tensor<2x4xf32>"
 CHAIN = f"""

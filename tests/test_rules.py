@@ -7,7 +7,7 @@ from itertools import combinations
 
 import pytest
 from collage_xdsl.dialects.collage import OpPatternKind
-from test_patterns import names, parse_graph
+from graph_helpers import CONV, CONV_ARGS, MLP, MLP_ARGS, SPLIT, T4, names, parse_graph
 
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.core.candidates import CandidateKernel, PartitionSpec
@@ -37,57 +37,6 @@ from collage_xdsl.core.rules import (
     UnionPartitionRule,
 )
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-
-T = "tensor<1x2x4x4xf32>"
-CONV = f"""
-  %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
-  %c = collage.conv2d %x, %w {{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
-       dilations = array<i64: 1, 1>, group = 1 : i64}} : ({T}, tensor<2x2x1x1xf32>) -> {T}
-  %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
-  %a = collage.add %c, %b : ({T}, tensor<2x1x1xf32>) -> {T}
-  %r = collage.relu %a : {T}
-  %m = collage.reduce_sum %r {{axes = array<i64: 2, 3>, keepdims = true}}
-       : {T} -> tensor<1x2x1x1xf32>
-  func.return %m : tensor<1x2x1x1xf32>"""
-CONV_ARGS = f"%x: {T}"
-
-# GPT-2 MLP: dense (matmul), bias add, gelu as 0.5*h*(1+tanh(0.7978*(h+0.044715*h^3))), reshape
-H = "tensor<4x8xf32>"
-S = "tensor<f32>"
-MLP = f"""
-  %w = collage.constant dense<0.1> : tensor<8x8xf32>
-  %mm = collage.matmul %x, %w : ({H}, tensor<8x8xf32>) -> {H}
-  %bias = collage.constant dense<0.2> : tensor<8xf32>
-  %h = collage.add %mm, %bias : ({H}, tensor<8xf32>) -> {H}
-  %three = collage.constant dense<3.0> : {S}
-  %p = collage.pow %h, %three : ({H}, {S}) -> {H}
-  %k = collage.constant dense<0.044715> : {S}
-  %m1 = collage.mul %p, %k : ({H}, {S}) -> {H}
-  %a1 = collage.add %h, %m1 : ({H}, {H}) -> {H}
-  %s = collage.constant dense<0.7978> : {S}
-  %m2 = collage.mul %a1, %s : ({H}, {S}) -> {H}
-  %t = collage.tanh %m2 : {H}
-  %one = collage.constant dense<1.0> : {S}
-  %a2 = collage.add %t, %one : ({H}, {S}) -> {H}
-  %half = collage.constant dense<0.5> : {S}
-  %m3 = collage.mul %h, %half : ({H}, {S}) -> {H}
-  %m4 = collage.mul %m3, %a2 : ({H}, {H}) -> {H}
-  %y = collage.reshape %m4 : {H} -> tensor<32xf32>
-  func.return %y : tensor<32xf32>"""
-MLP_ARGS = f"%x: {H}"
-
-SPLIT = """
-  %s:2 = collage.split %x {axis = 0 : i64, sizes = array<i64: 1, 1>}
-         : (tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>)
-  %a = collage.transpose %s#0 {perm = array<i64: 1, 0>} : tensor<1x4xf32> -> tensor<4x1xf32>
-  %r = collage.reshape %s#1 : tensor<1x4xf32> -> tensor<4xf32>
-  %e = collage.reshape %r : tensor<4xf32> -> tensor<4x1xf32>
-  %t = collage.tuple %a, %e : (tensor<4x1xf32>, tensor<4x1xf32>)
-       -> tuple<tensor<4x1xf32>, tensor<4x1xf32>>
-  %c = collage.concat %t {axis = 1 : i64} : (tuple<tensor<4x1xf32>, tensor<4x1xf32>>)
-       -> tensor<4x2xf32>
-  %o = collage.relu %c : tensor<4x2xf32>
-  func.return %o : tensor<4x2xf32>"""
 
 DIAMOND = """
   %a = collage.relu %x : tensor<2x4xf32>
@@ -357,14 +306,14 @@ def test_dataflow_template_rule():
     """An OPU-like pipeline pad -> conv -> add -> relu|pool: chains along template links,
     each stage at most once per group."""
     g = parse_graph(f"""
-  %p = collage.pad %x {{pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>}} : {T} -> {T}
+  %p = collage.pad %x {{pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>}} : {T4} -> {T4}
   %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
   %c = collage.conv2d %p, %w {{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
-       dilations = array<i64: 1, 1>, group = 1 : i64}} : ({T}, tensor<2x2x1x1xf32>) -> {T}
-  %a = collage.add %c, %x : ({T}, {T}) -> {T}
-  %r = collage.relu %a : {T}
-  %q = collage.pad %r {{pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>}} : {T} -> {T}
-  func.return %q : {T}""", CONV_ARGS)
+       dilations = array<i64: 1, 1>, group = 1 : i64}} : ({T4}, tensor<2x2x1x1xf32>) -> {T4}
+  %a = collage.add %c, %x : ({T4}, {T4}) -> {T4}
+  %r = collage.relu %a : {T4}
+  %q = collage.pad %r {{pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>}} : {T4} -> {T4}
+  func.return %q : {T4}""", CONV_ARGS)
     links = {"collage.pad": ("collage.conv2d",), "collage.conv2d": ("collage.add",),
              "collage.add": ("collage.relu", "collage.max_pool2d"),
              "collage.relu": ("collage.pad",)}

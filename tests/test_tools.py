@@ -1,5 +1,6 @@
 """The command-line tools: `collage-opt` (xDSLOptMain with our dialects, passes and
-`.onnx` frontend) and `collage run`; bad input is one `error:` line and exit 1."""
+`.onnx` frontend), `collage run` and the compile summary (`plan_line`); bad input is one
+`error:` line and exit 1."""
 
 from __future__ import annotations
 
@@ -330,3 +331,44 @@ def test_resnet50_prints_small():
         out = io.StringIO()
         Printer(stream=out, print_generic_format=generic).print_op(module)
         assert len(out.getvalue()) < 200_000
+
+
+def test_compile_summary_says_when_refinement_changed_the_plan(example_module):
+    from collage_xdsl.tools.options import plan_line
+
+    module = example_module("mlp")
+    report = {"functions": [{"total_cost": 1e-3, "estimated_seconds": 1e-3}]}
+    changed = {"functions": [{"function": "main", "changed": True, "ratio": 0.84}]}
+    same = {"functions": [{"function": "main", "changed": False, "ratio": 1.0}]}
+    summary = plan_line(module, report, changed, 1.0)
+    assert summary == ("0 kernels (), estimated 1 ms for the search's plan, refined @main to "
+                       "0.84x of the search's plan, partitioned in 1.00 s")
+    assert "refined" not in plan_line(module, report, same, 1.0)
+
+
+def test_compile_summary_counts_kernel_calls_and_shared_kernels():
+    from collage_xdsl.dialects import ir_context
+    from xdsl.parser import Parser
+
+    from collage_xdsl.tools.options import plan_line
+
+    module = Parser(ir_context(), """
+    func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %a = func.call @collage_tvm_relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %b = func.call @collage_tvm_relu(%a) : (tensor<4xf32>) -> tensor<4xf32>
+      %c = func.call @collage_openvino_sigmoid(%b) : (tensor<4xf32>) -> tensor<4xf32>
+      func.return %c : tensor<4xf32>
+    }
+    func.func private @collage_tvm_relu(%x: tensor<4xf32>) -> tensor<4xf32>
+        attributes {collage.backend = "tvm", collage.kernel} {
+      %r = collage.relu %x : tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }
+    func.func private @collage_openvino_sigmoid(%x: tensor<4xf32>) -> tensor<4xf32>
+        attributes {collage.backend = "openvino", collage.kernel} {
+      %r = collage.sigmoid %x : tensor<4xf32>
+      func.return %r : tensor<4xf32>
+    }""").parse_module()
+    unknown = {"functions": [{"total_cost": None, "estimated_seconds": None}]}
+    assert plan_line(module, unknown, None, 1.0) == (
+        "3 kernels (openvino 1, tvm 2), 2 distinct, estimated unknown, partitioned in 1.00 s")

@@ -11,7 +11,7 @@ import pytest
 from collage_xdsl.passes.partition import CollagePartitionPass
 from collage_xdsl.passes.refine import CollageRefinePass
 from ir_helpers import main_of, parse
-from test_refine import CONFIGS, MLP_CHAIN, kernels, named
+from refine_helpers import CONFIGS, MLP_CHAIN, kernels, named
 from xdsl.context import Context
 
 from collage_xdsl.backends import gather_specs, get_backend

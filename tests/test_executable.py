@@ -1,4 +1,6 @@
-"""The runtime: outlined modules run end to end on real backends and match the references.
+"""The executable (`collage_xdsl.runtime.executable`): outlined modules run end to end on
+real backends and match the references; profiles, kernel caching, inputs checked, and
+alternative plans chosen between at run time.
 
 The MNIST CNN, the MLP and the transformer encoder run with each backend forced alone
 (`collage-assign`), partitioned over all three (mock estimator), and with one kernel per
@@ -9,19 +11,22 @@ model-zoo models the same way.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.passes.assign import CollageAssignPass
 from collage_xdsl.passes.outline import CollageOutlinePass
-from onnx.backend.test.case.model import collect_testcases
+from example_models import (
+    LIGHT,
+    MODELS,
+    onnxruntime_outputs,
+    seeded_inputs,
+    with_logits_output,
+)
 from onnx.backend.test.runner import Runner
-from test_models import with_logits_output  # tests/ is on sys.path (tests/conftest.py)
 from xdsl.context import Context
 from xdsl.dialects.builtin import StringAttr
 from xdsl.parser import Parser
@@ -45,51 +50,25 @@ from collage_xdsl.runtime.executable import (
 )
 
 BACKENDS = ("tvm", "onnxruntime", "openvino")
-MODELS = ("mnist_cnn", "mlp", "transformer_encoder")
 MOCK = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2",
                         refine_alternatives=2)
 
-_spec = importlib.util.spec_from_file_location(
-    "make_models", Path(__file__).parent.parent / "examples" / "make_models.py"
-)
-make_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_models)
-
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory):
+def example(example_file):
     """name -> (imported module, seeded inputs, interpreter outputs, onnxruntime outputs)."""
-    directory = tmp_path_factory.mktemp("models")
     cache = {}
 
     def get(name: str):
         if name not in cache:
-            model = onnx.load(make_models.ensure_model(name, directory))
+            model = onnx.load(example_file(name))
             feeds = seeded_inputs(model)
             module = import_onnx(model)
-            cache[name] = (module, feeds, run_module(module, feeds), onnxruntime(model, feeds))
+            cache[name] = (module, feeds, run_module(module, feeds),
+                           onnxruntime_outputs(model, feeds))
         return cache[name]
 
     return get
-
-
-def seeded_inputs(model: onnx.ModelProto, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    feeds = []
-    for x in model.graph.input:
-        shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
-        if x.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
-            feeds.append(rng.standard_normal(shape, dtype=np.float32))
-        else:
-            high = 1000 if x.name == "input_ids" else 2
-            feeds.append(rng.integers(0, high, shape, dtype=np.int64))
-    return feeds
-
-
-def onnxruntime(model: onnx.ModelProto, feeds: list[np.ndarray]) -> list[np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]
-    return session.run(None, dict(zip(names, feeds)))
 
 
 def assert_matches(outputs, *references, rtol=1e-4, atol=1e-5):
@@ -375,9 +354,6 @@ def test_a_kernel_without_backend_is_an_error():
         Executable(Parser(context(), text).parse_module())
 
 
-LIGHT = [case for case in collect_testcases() if case.kind == "real"]
-
-
 @pytest.fixture(scope="module")
 def light():
     cache = {}
@@ -391,8 +367,8 @@ def light():
             feeds = [Runner.generate_dummy_data(x, seed=0, name=case.model_name, random=False)
                      for x in model.graph.input if x.name not in initializers]
             checked = slice(outputs, None) if len(model.graph.output) > outputs else slice(None)
-            cache[case.model_name] = (import_onnx(model), feeds, onnxruntime(model, feeds),
-                                      checked)
+            cache[case.model_name] = (import_onnx(model), feeds,
+                                      onnxruntime_outputs(model, feeds), checked)
         return cache[case.model_name]
 
     return get

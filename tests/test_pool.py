@@ -1,6 +1,7 @@
 """Measurement in worker processes (`collage_xdsl.measure.pool`): every backend, crashes and
-timeouts as Invalid with a restart, weights through the on-disk store, the cost database
-(a warm run starts no worker) and the Invalid path through partitioning to execution."""
+timeouts as Invalid with a restart, batches and groups measured again one kernel at a
+time, weights through the on-disk store, the cost database (a warm run starts no worker),
+the Invalid path through partitioning to execution, progress and the thread policy."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 
-from collage_xdsl.backends import compile_kernel, get_backend
+from collage_xdsl.backends import compile_kernel
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir import tensors
@@ -30,14 +31,10 @@ from collage_xdsl.ir.tensors import constant_op, tensor_type
 from collage_xdsl.measure import pool as measure
 from collage_xdsl.measure.estimator import (
     KernelRequest,
-    MockCostEstimator,
     random_inputs,
 )
-from collage_xdsl.measure.measured import alone_measurement, measurement
 from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
 from collage_xdsl.planner import plan as planner
-from collage_xdsl.planner.costing import make_estimator
-from collage_xdsl.planner.options import PartitionOptions
 
 FAST = MeasureSettings(warmup=1, round_runs=3, max_runs=12, budget_s=0.05, alone_span_s=0.05)
 ONE = replace(FAST, batch_kernels=1)
@@ -119,17 +116,6 @@ def no_add_on_test(module: ModuleOp, backend: str, policy):
 
 
 # -- tests --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["tvm", "onnxruntime", "openvino"])
-def test_backend_compiles_through_codegen_and_versions_its_kernels(name):
-    backend = get_backend(name)
-    kernel = backend.compile(unary("exp"), threads=1)
-    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
-    np.testing.assert_allclose(kernel([x])[0], np.exp(x), rtol=1e-5)
-    assert backend.version == f"{backend.package}=={kernel.version}"
-    with pytest.raises(KernelCompileError):
-        backend.compile(ModuleOp([]))
 
 
 def test_worker_measures_a_small_kernel_on_each_backend():
@@ -291,22 +277,6 @@ func.func @main(%x: {T}, %y: {T}) -> {T} {{
 """
 
 
-def test_kernels_are_timed_after_eviction_only_when_the_run_does_not_fit_in_l2(monkeypatch):
-    import collage_xdsl.measure.evict as evict_module
-
-    asked = []
-
-    def make_estimator(specs, options, evict):
-        asked.append(evict)
-        return MockCostEstimator({}), None
-
-    monkeypatch.setattr(planner, "make_estimator", make_estimator)
-    for l2, evicts in ((1 << 20, False), (16, True)):  # 5 tensors of 128 bytes
-        monkeypatch.setattr(evict_module, "l2_bytes", lambda l2=l2: l2)
-        CollagePartitionPass(backends=("tvm",)).apply(Context(), parse(RELU_ADD_RELU))
-        assert asked[-1] is evicts
-
-
 def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):
     """The `test` backend (relu and add, any fusion) cannot compile add: its kernels with
     an add are Invalid, the search leaves the add to tvm, and the partitioned model
@@ -357,23 +327,3 @@ def test_worker_thread_policy_shares_the_default_out(monkeypatch):
 def test_compile_hook_must_reach_the_worker():
     with pytest.raises(CollageError, match="cannot be sent to a worker process"):
         WorkerCostEstimator(compile=lambda module, backend, policy: None)
-
-
-def test_cost_database_keys_say_how_costs_were_measured(tmp_path):
-    # costs measured another way (before L2 eviction, over a shorter span of time, or
-    # without sequence costs) are not reused: they are measured again; so are kernels
-    # that do all the work, timed as a plan's only kernel
-    specs = CollagePartitionPass(backends=("tvm",)).specs()
-    span = MeasureSettings().min_span_s
-    for evict in (True, False):
-        options = PartitionOptions(estimator="measured", cost_db=str(tmp_path / "c.db"))
-        estimator, db = make_estimator(specs, options, evict=evict)
-        version = f"{get_backend('tvm').version}; {measurement(evict, span)}"
-        assert estimator.version_of(request("relu", "tvm")) == version
-        alone = replace(request("relu", "tvm"), alone=True)
-        assert estimator.version_of(alone) == \
-            f"{version}; {alone_measurement(MeasureSettings().alone_span_s)}"
-        estimator.close()
-        db.close()
-    assert len({measurement(True, span), measurement(False, span), measurement(True, 0)}) == 3
-    assert measurement(True, span).endswith(f"samples over {span:g} s; with sequence costs")

@@ -16,9 +16,12 @@ import collage_xdsl.backends as registry
 from collage_xdsl.backends import (
     ENTRY_POINT_GROUP,
     available_backends,
+    compile_kernel,
     gather_specs,
     get_backend,
+    parse_backend_options,
     register_backend,
+    runnable_backends,
 )
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.backends.kernel import KernelCompileError
@@ -122,6 +125,50 @@ def test_test_backend_from_options():
         make_test_backend(ops=["frobnicate"])
     with pytest.raises(CollageError, match="unknown fusion style 'some'"):
         make_test_backend(fusion="some")
+
+
+def test_backend_options_as_text_reach_the_factory():
+    text = "test: ops=relu,add fusion=tvm patterns=relu+add; tvm: tune=none trials=4"
+    options = parse_backend_options(text)
+    assert options == {"test": {"ops": "relu,add", "fusion": "tvm", "patterns": "relu+add"},
+                       "tvm": {"tune": "none", "trials": "4"}}
+    backend = get_backend("test", **options["test"])  # text converted to the factory's types
+    assert set(backend.supported_ops) == {"collage.relu", "collage.add"}
+    assert backend.fusion is FusionStyle.TVM and [p.name for p in backend.patterns] == ["relu_add"]
+    assert get_backend("tvm", **options["tvm"]).tuning.trials == 4
+    assert get_backend("test", ops="relu") == get_backend("test", ops=["relu"])
+    assert get_backend("test", ops="relu") is get_backend("test", ops="relu")  # made once
+
+
+@pytest.mark.parametrize("text, message", [
+    ("test ops=relu", "expected NAME: KEY=VALUE"),
+    ("test: ops=relu; test: fusion=tvm", "each backend once"),
+    ("test: ops", "expected KEY=VALUE, each key once, got 'ops'"),
+    ("test: ops=relu ops=add", "each key once"),
+])
+def test_bad_backend_options_text_is_an_error(text, message):
+    with pytest.raises(CollageError, match=message):
+        parse_backend_options(text)
+
+
+@pytest.mark.parametrize("name, options, message", [
+    ("tvm", {"trials": "many"}, "backend 'tvm': option trials must be a number, got 'many'"),
+    ("tvm", {"tunes": "x"}, "backend 'tvm': unknown option 'tunes' \\(options: tune, trials, db\\)"),
+    ("onnxruntime", {"threads": "2"}, "backend 'onnxruntime' takes no options, got threads"),
+    ("nosuch", {}, "unknown backend 'nosuch'; available: onnxruntime, openvino, test, tvm"),
+])
+def test_bad_backend_options_are_errors_naming_the_backend(name, options, message):
+    with pytest.raises(CollageError, match=message):
+        get_backend(name, **options)
+
+
+def test_only_backends_with_a_codegen_hook_run_kernels():
+    assert runnable_backends() == ["onnxruntime", "openvino", "tvm"]
+    assert not get_backend("test").can_compile
+    with pytest.raises(KernelCompileError, match="backend 'test' has no codegen"):
+        get_backend("test", ops="relu").compile(unary("relu"))
+    with pytest.raises(KernelCompileError, match="unknown backend 'nosuch'"):
+        compile_kernel("nosuch", unary("relu"))
 
 
 @pytest.mark.parametrize("name", ["tvm", "onnxruntime", "openvino"])

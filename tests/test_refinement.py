@@ -92,6 +92,45 @@ def test_bad_pass_options_are_errors(options, message):
             Context(), parse(CHAIN))
 
 
+def test_partition_refines_before_it_forms_the_regions(example_module, monkeypatch):
+    """`collage-partition{refine-budget=...}` refines the search's plan and forms the
+    regions of the result once: no region is formed, inlined and formed again."""
+    import collage_xdsl.core.regions as regions
+
+    def no_recovery(func):
+        raise AssertionError("the regions the partition formed were recovered")
+
+    monkeypatch.setattr(regions, "recover_kernels", no_recovery)
+    module = example_module("mlp")
+    CollagePartitionPass(backends=("tvm", "onnxruntime"), estimator="mock",
+                         mock_costs="tvm:1,onnxruntime:1.1", refine_budget=5,
+                         refine_alternatives=1).apply(Context(), module)
+    names = [f.sym_name.data for f in module.ops]
+    assert names == ["main", "main.alt1"]
+    kernels = [op for op in main_of(module).walk() if isinstance(op, KernelOp)]
+    assert kernels and all(k.backend.data in ("tvm", "onnxruntime") for k in kernels)
+
+
+def test_the_refinement_budget_starts_when_refinement_does(example_module, monkeypatch):
+    """Time the partition spends before refining (boundary costs here) is not taken out of
+    refinement's budget."""
+    import time
+
+    from collage_xdsl.planner import plan
+
+    real = plan.boundary_costs
+
+    def slow(*args):
+        time.sleep(1.5)
+        return real(*args)
+
+    monkeypatch.setattr(plan, "boundary_costs", slow)
+    options = PartitionOptions(backends=("tvm", "onnxruntime"), estimator="mock",
+                               mock_costs="tvm:1,onnxruntime:1.1", refine_budget=1)
+    (function,) = partition_module(example_module("mlp"), options).refinement["functions"]
+    assert function["trials"] and function["stopped"] == "exhausted"
+
+
 def test_pipeline_refines_only_with_a_budget(example_module):
     module = example_module("mlp")
     mock = PartitionOptions(estimator="mock", mock_costs="tvm:1,onnxruntime:1.1,openvino:1.2",

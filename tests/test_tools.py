@@ -175,6 +175,26 @@ def test_opt_bad_onnx_names_file_and_node(tmp_path, capsys):
     assert "frob.onnx" in err and "node 'frob' (Frobnicate)" in err
 
 
+def test_opt_help_lists_our_passes_and_their_options(capsys):
+    with pytest.raises(SystemExit):
+        collage_opt.main(["--help"])
+    out = capsys.readouterr().out
+    for name in ("collage-candidates", "collage-partition", "collage-outline", "collage-refine",
+                 "collage-assign", "collage-fuse-ops", "collage-partition-for"):
+        assert f"\n  {name}\n" in out
+    assert "refine-budget=0.0" in out and "Orders refinement's mutations." in out
+    assert "backend-options=" in out and "test: ops=relu,add" in out
+    assert "convert-linalg-to-loops" not in out  # xDSL's passes: --list-passes
+    assert "-v, --version         print the version and exit" in out
+
+
+def test_opt_lists_every_pass(capsys):
+    with pytest.raises(SystemExit):
+        collage_opt.main(["--list-passes"])
+    names = capsys.readouterr().out.split()
+    assert {"collage-partition", "canonicalize", "convert-linalg-to-loops"} <= set(names)
+
+
 def test_opt_version(capsys):
     with pytest.raises(SystemExit):
         collage_opt.main(["--version"])

@@ -20,8 +20,9 @@ class Progress:
     """Reports each phase as it starts (a `collage_xdsl.planner.plan.Progress`); nothing
     when `quiet`."""
 
-    def __init__(self, stream: IO[str] = sys.stderr, tty: bool | None = None,
+    def __init__(self, stream: IO[str] | None = None, tty: bool | None = None,
                  quiet: bool = False):
+        stream = sys.stderr if stream is None else stream
         self.stream, self.quiet = stream, quiet
         self.started = time.perf_counter()
         self.tty = stream.isatty() if tty is None else tty

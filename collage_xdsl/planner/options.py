@@ -73,10 +73,6 @@ class CandidateOptions:
     def coalesce_configs(self, specs: list[PartitionSpec]) -> dict[str, SubGraphConfig | None]:
         return {s.name: self.coalesce_config(s) for s in specs if s.backend is not None}
 
-    def candidate_options(self) -> CandidateOptions:
-        return CandidateOptions(**{f.name: getattr(self, f.name)
-                                   for f in fields(CandidateOptions)})
-
 
 @dataclass(frozen=True)
 class RefinementOptions(CandidateOptions):

@@ -64,6 +64,12 @@ class FunctionPlan:
     """What refinement made of the search's plan (with a budget)."""
 
 
+def candidate_cost(estimator: CostEstimator, c: CandidateKernel) -> Cost:
+    """What a candidate costs in a plan: nothing on the host, else `kernel_cost`."""
+    return Cost.zero() if c.spec.backend is None else \
+        kernel_cost(estimator, c.sub_graph, c.spec.name)
+
+
 def search_candidates(graph: DataflowGraph, candidates: Sequence[CandidateKernel],
                       estimator: CostEstimator, *, launch_penalty: float = 0.0,
                       transitions: TransitionCosts | None = None) -> SearchResult:
@@ -73,10 +79,8 @@ def search_candidates(graph: DataflowGraph, candidates: Sequence[CandidateKernel
     def is_host(c: CandidateKernel) -> bool:
         return c.spec.backend is None
 
-    def cost_of(c: CandidateKernel) -> Cost:
-        return Cost.zero() if is_host(c) else kernel_cost(estimator, c.sub_graph, c.spec.name)
-
-    return search(graph, candidates, cost_of, launch_penalty=launch_penalty,
+    return search(graph, candidates, lambda c: candidate_cost(estimator, c),
+                  launch_penalty=launch_penalty,
                   is_host=is_host, describe=lambda c: c.describe(graph),
                   backend_of=lambda c: None if is_host(c) else c.spec.name,
                   transitions=transitions)
@@ -120,8 +124,7 @@ class _Planner:
         return config is not None and sub.is_valid(config)
 
     def cost_of(self, c: CandidateKernel) -> Cost:
-        return Cost.zero() if c.spec.backend is None else \
-            kernel_cost(self.estimator, c.sub_graph, c.spec.name)
+        return candidate_cost(self.estimator, c)
 
     def plan(self, transitions: TransitionCosts) -> list[FunctionPlan]:
         if self.explain and self.db is not None:  # one count for the whole module

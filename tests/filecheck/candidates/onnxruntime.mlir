@@ -4,17 +4,6 @@
 // Named patterns become composites labelled onnxruntime.<pattern> (constants matched by
 // is_constant are inside); arbitrary fusion unions whatever is supported up to the depth
 // limit; the maximal supported region (any depth) comes last unless turned off.
-
-func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
-  %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
-  %c = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
-  %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
-  %a = collage.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
-  %r = collage.relu %a : tensor<1x2x4x4xf32>
-  %m = collage.reduce_sum %r {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
-  func.return %m : tensor<1x2x1x1xf32>
-}
-
 // CHECK:      // candidates @main: 13
 // CHECK-NEXT: onnxruntime onnxruntime.conv2d_bias_relu [%w, %c, %b, %a, %r] kind=out_ewise_fusable label=onnxruntime.conv2d_bias_relu
 // CHECK-NEXT: onnxruntime onnxruntime.conv2d_bias [%w, %c, %b, %a] kind=out_ewise_fusable label=onnxruntime.conv2d_bias
@@ -34,3 +23,12 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
 // NOREGION:     // candidates @main: 12
 // NOREGION-NOT: max.region
 // NOREGION:     builtin.module
+func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
+  %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
+  %a = collage.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = collage.relu %a : tensor<1x2x4x4xf32>
+  %m = collage.reduce_sum %r {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  func.return %m : tensor<1x2x1x1xf32>
+}

@@ -1,21 +1,8 @@
 // RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm}' | filecheck %s
-// RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm tvm-max-depth=2}' | filecheck %s --check-prefix=DEPTH2
-// RUN: collage-opt %s --split-input-file -p 'collage-candidates{backends=tvm tvm-max-depth=2 tvm-max-regions=false}' | filecheck %s --check-prefix=NOREGION
 
 // FuseOps rules: conv (out_ewise_fusable) takes the bias add and relu (broadcast) but not
 // the reduction; add and relu take the reduction (broadcast -> comm_reduce). The maximal
 // region (any depth) is the kernel MaxCoalesce would make of them.
-
-func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
-  %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
-  %c = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
-  %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
-  %a = collage.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
-  %r = collage.relu %a : tensor<1x2x4x4xf32>
-  %m = collage.reduce_sum %r {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
-  func.return %m : tensor<1x2x1x1xf32>
-}
-
 // CHECK:      // candidates @main: 10
 // CHECK-NEXT: tvm conv2d [%c] kind=out_ewise_fusable label=-
 // CHECK-NEXT: tvm add [%a] kind=broadcast label=-
@@ -28,19 +15,20 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
 // CHECK-NEXT: tvm add+relu+reduce_sum [%a, %r, %m] kind=comm_reduce label=-
 // CHECK-NEXT: tvm max.region [%c, %a, %r, %m] kind=out_ewise_fusable label=-
 // CHECK-NEXT: builtin.module
+func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
+  %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %c = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = collage.constant dense<0.5> : tensor<2x1x1xf32>
+  %a = collage.add %c, %b : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = collage.relu %a : tensor<1x2x4x4xf32>
+  %m = collage.reduce_sum %r {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x2x4x4xf32> -> tensor<1x2x1x1xf32>
+  func.return %m : tensor<1x2x1x1xf32>
+}
 
 // -----
 
 // An older upstream candidate (relu) still combines with a downstream one found later
 // (tanh+add).
-
-func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %a = collage.relu %x : tensor<2x4xf32>
-  %b = collage.tanh %x : tensor<2x4xf32>
-  %s = collage.add %a, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-  func.return %s : tensor<2x4xf32>
-}
-
 // CHECK:      // candidates @main: 6
 // CHECK-NEXT: tvm relu [%a] kind=elemwise label=-
 // CHECK-NEXT: tvm tanh [%b] kind=elemwise label=-
@@ -48,21 +36,17 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // CHECK-NEXT: tvm relu+add [%a, %s] kind=broadcast label=-
 // CHECK-NEXT: tvm tanh+add [%b, %s] kind=broadcast label=-
 // CHECK-NEXT: tvm relu+tanh+add [%a, %b, %s] kind=broadcast label=-
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = collage.relu %x : tensor<2x4xf32>
+  %b = collage.tanh %x : tensor<2x4xf32>
+  %s = collage.add %a, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %s : tensor<2x4xf32>
+}
 
 // -----
 
 // Tuples: the concat's tuple joins its injective producers; the tuple alone goes to the host.
 // The maximal region stops at the tuple, which is the host's, not tvm's.
-
-func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
-  %s:2 = collage.split %x {axis = 0 : i64, sizes = array<i64: 1, 1>} : (tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>)
-  %a = collage.transpose %s#0 {perm = array<i64: 1, 0>} : tensor<1x4xf32> -> tensor<4x1xf32>
-  %e = collage.reshape %s#1 : tensor<1x4xf32> -> tensor<4x1xf32>
-  %t = collage.tuple %a, %e : (tensor<4x1xf32>, tensor<4x1xf32>) -> tuple<tensor<4x1xf32>, tensor<4x1xf32>>
-  %c = collage.concat %t {axis = 1 : i64} : (tuple<tensor<4x1xf32>, tensor<4x1xf32>>) -> tensor<4x2xf32>
-  func.return %c : tensor<4x2xf32>
-}
-
 // CHECK:      // candidates @main: 8
 // CHECK-NEXT: tvm split [%s] kind=injective label=-
 // CHECK-NEXT: tvm transpose [%a] kind=injective label=-
@@ -72,41 +56,24 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
 // CHECK-NEXT: tvm split+transpose+reshape+tuple+concat [%s, %a, %e, %t, %c] kind=tuple label=-
 // CHECK-NEXT: tvm max.region [%s, %a, %e] kind=injective label=-
 // CHECK-NEXT: host host.tuple [%t] kind=tuple label=-
+func.func @main(%x: tensor<2x4xf32>) -> tensor<4x2xf32> {
+  %s:2 = collage.split %x {axis = 0 : i64, sizes = array<i64: 1, 1>} : (tensor<2x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>)
+  %a = collage.transpose %s#0 {perm = array<i64: 1, 0>} : tensor<1x4xf32> -> tensor<4x1xf32>
+  %e = collage.reshape %s#1 : tensor<1x4xf32> -> tensor<4x1xf32>
+  %t = collage.tuple %a, %e : (tensor<4x1xf32>, tensor<4x1xf32>) -> tuple<tensor<4x1xf32>, tensor<4x1xf32>>
+  %c = collage.concat %t {axis = 1 : i64} : (tuple<tensor<4x1xf32>, tensor<4x1xf32>>) -> tensor<4x2xf32>
+  func.return %c : tensor<4x2xf32>
+}
 
 // -----
 
-// The depth limit applies to combined candidates, not to the maximal region; a region
-// equal to a combined candidate is that candidate.
-
+// Without a depth limit the chain combines whole, and the maximal region, equal to that
+// candidate, is that candidate (with a depth limit: tvm_max_depth.mlir).
+// CHECK:      // candidates @chain: 6
+// CHECK:      tvm relu+tanh+exp [%a, %b, %c] kind=elemwise label=-
 func.func @chain(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %a = collage.relu %x : tensor<2x4xf32>
   %b = collage.tanh %a : tensor<2x4xf32>
   %c = collage.exp %b : tensor<2x4xf32>
   func.return %c : tensor<2x4xf32>
 }
-
-// CHECK:      // candidates @chain: 6
-// CHECK:      tvm relu+tanh+exp [%a, %b, %c] kind=elemwise label=-
-// DEPTH2:     // candidates @chain: 6
-// DEPTH2-NEXT: tvm relu [%a] kind=elemwise label=-
-// DEPTH2-NEXT: tvm tanh [%b] kind=elemwise label=-
-// DEPTH2-NEXT: tvm exp [%c] kind=elemwise label=-
-// DEPTH2-NEXT: tvm relu+tanh [%a, %b] kind=elemwise label=-
-// DEPTH2-NEXT: tvm tanh+exp [%b, %c] kind=elemwise label=-
-// DEPTH2-NEXT: tvm max.region [%a, %b, %c] kind=elemwise label=-
-// DEPTH2-NEXT: builtin.module
-
-// -----
-
-// With tvm-max-regions=false only the combined candidates remain.
-
-func.func @pair(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %a = collage.relu %x : tensor<2x4xf32>
-  %b = collage.tanh %a : tensor<2x4xf32>
-  %c = collage.exp %b : tensor<2x4xf32>
-  func.return %c : tensor<2x4xf32>
-}
-
-// NOREGION:      // candidates @pair: 5
-// NOREGION-NOT:  max.region
-// NOREGION:      builtin.module

@@ -5,6 +5,9 @@
 // kernel's estimated cost is not negative.
 
 // kernel nested in a kernel
+// CHECK:      %s = "collage.kernel"(%a)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in a collage.kernel
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "tvm"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -17,13 +20,13 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
-// CHECK:      %s = "collage.kernel"(%a)
-// CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in a collage.kernel
 
 // -----
 
 // kernel nested in a composite of a kernel
+// CHECK:      %t = "collage.kernel"(%b)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in a collage.composite
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "tvm"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -40,13 +43,13 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
-// CHECK:      %t = "collage.kernel"(%b)
-// CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in a collage.composite
 
 // -----
 
 // kernel nested in an outlined kernel function
+// CHECK:      %r = "collage.kernel"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in the kernel function @collage_tvm_relu
 func.func private @collage_tvm_relu(%x: tensor<4xf32>) -> tensor<4xf32> attributes {collage.backend = "tvm", collage.kernel} {
   %r = collage.kernel "tvm"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -55,13 +58,13 @@ func.func private @collage_tvm_relu(%x: tensor<4xf32>) -> tensor<4xf32> attribut
   }
   func.return %r : tensor<4xf32>
 }
-// CHECK:      %r = "collage.kernel"(%x)
-// CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: collage.kernel cannot be nested in the kernel function @collage_tvm_relu
 
 // -----
 
 // negative kernel cost
+// CHECK:      %r = "collage.kernel"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: cost -5.0 is negative (seconds; NaN = unknown, inf = invalid)
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "tvm"(%x) {cost = -5.0 : f64} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -70,13 +73,13 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
-// CHECK:      %r = "collage.kernel"(%x)
-// CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: cost -5.0 is negative (seconds; NaN = unknown, inf = invalid)
 
 // -----
 
 // composite beside kernels, at the top level of a partitioned function
+// CHECK:      %s = "collage.composite"(%r)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.composite must be inside a collage.kernel when its function holds kernels
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "tvm"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -90,14 +93,14 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %s : tensor<4xf32>
 }
-// CHECK:      %s = "collage.composite"(%r)
-// CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: collage.composite must be inside a collage.kernel when its function holds kernels
 
 // -----
 
-// A cost of 0, NaN (unknown) or inf (invalid) is fine, and so is a composite in a
-// kernel function.
+// A cost of 0, NaN (unknown) or inf (invalid) is fine.
+// CHECK:      func.func @f
+// CHECK-NEXT:   %r = collage.kernel "tvm"(%x) {cost = 0.000000e+00 : f64}
+// CHECK:        %s = collage.kernel "tvm"(%x) {cost = 0x7ff8000000000000 : f64}
+// CHECK:        %t = collage.kernel "tvm"(%x) {cost = 0x7ff0000000000000 : f64}
 func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %r = collage.kernel "tvm"(%x) {cost = 0.0 : f64} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -113,6 +116,12 @@ func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   }
   func.return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// So is a composite in a function without kernels.
+// CHECK:      func.func @kernel
+// CHECK-NEXT:   %r = collage.composite "relu"(%x)
 func.func @kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.composite "relu"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -121,9 +130,3 @@ func.func @kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
-// CHECK:      func.func @f
-// CHECK-NEXT:   %r = collage.kernel "tvm"(%x) {cost = 0.000000e+00 : f64}
-// CHECK:        %s = collage.kernel "tvm"(%x) {cost = 0x7ff8000000000000 : f64}
-// CHECK:        %t = collage.kernel "tvm"(%x) {cost = 0x7ff0000000000000 : f64}
-// CHECK:      func.func @kernel
-// CHECK-NEXT:   %r = collage.composite "relu"(%x)

@@ -2,6 +2,9 @@
 // collage-outline runs (it used to stop with "Cannot replace an operation without a parent").
 // RUN: not collage-opt %s -p collage-outline 2>&1 | filecheck %s
 
+// CHECK:      error: {{.*}}errors.mlir: collage.kernel cannot be nested in a collage.kernel
+// CHECK-NEXT:   in: %s = "collage.kernel"(%a)
+// CHECK-NOT:  Traceback
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "tvm"(%x) {label = "relu"} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
@@ -14,7 +17,3 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %r : tensor<4xf32>
 }
-
-// CHECK:      error: {{.*}}errors.mlir: collage.kernel cannot be nested in a collage.kernel
-// CHECK-NEXT:   in: %s = "collage.kernel"(%a)
-// CHECK-NOT:  Traceback

@@ -3,11 +3,7 @@
 // RUN: collage-opt %s -p 'collage-fuse-ops{max_fused_ops=1},collage-outline' --print-between-passes --time-passes | filecheck %s
 // RUN: collage-opt --version | filecheck %s --check-prefix=VERSION
 
-func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %a = collage.relu %x : tensor<2x3xf32>
-  %b = collage.exp %a : tensor<2x3xf32>
-  func.return %b : tensor<2x3xf32>
-}
+// VERSION: collage-opt {{[0-9]+\.[0-9]+\.[0-9]+}} (xDSL 0.74.0)
 
 // CHECK:      Pass collage-fuse-ops took {{.*}} seconds
 // CHECK-NEXT: IR after collage-fuse-ops:
@@ -17,5 +13,8 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK:      func.func @main
 // CHECK-NOT:  collage.kernel
 // CHECK:      func.call
-
-// VERSION: collage-opt {{[0-9]+\.[0-9]+\.[0-9]+}} (xDSL 0.74.0)
+func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %a = collage.relu %x : tensor<2x3xf32>
+  %b = collage.exp %a : tensor<2x3xf32>
+  func.return %b : tensor<2x3xf32>
+}

@@ -18,3 +18,15 @@ def main_of(module: ModuleOp) -> FuncOp:
     func = module.body.block.first_op
     assert isinstance(func, FuncOp)
     return func
+
+
+_T = "tensor<4x8xf32>"
+RELU_ADD_RELU = f"""
+func.func @main(%x: {_T}, %y: {_T}) -> {_T} {{
+  %a = collage.relu %x : {_T}
+  %b = collage.add %a, %y : ({_T}, {_T}) -> {_T}
+  %c = collage.relu %b : {_T}
+  func.return %c : {_T}
+}}
+"""
+"""A module of two relus around an add: the kernels the measuring tests time."""

@@ -135,7 +135,7 @@ def test_a_failed_write_leaves_the_earlier_artifact_as_it_was(artifact, monkeypa
 
     monkeypatch.setattr(artifact_module.np, "savez", full_disk)  # numpy's own, for this test
     status = main(["compile", str(artifact.parent / "other.mlir"), "--backends", "tvm",
-                   "--estimator", "mock", "-o", str(artifact)])
+                   "--estimator", "mock", "-q", "-o", str(artifact)])
     err = capsys.readouterr().err
     assert status == 1
     assert err == f"error: {artifact}: cannot write the artifact: No space left on device\n"

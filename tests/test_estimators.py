@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.passes.partition import CollagePartitionPass
-from ir_helpers import parse
+from ir_helpers import RELU_ADD_RELU, parse
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -480,17 +480,6 @@ func.func private @k(%a: {t}) -> {t} {{
     assert footprint(module) == 4 * 128
     monkeypatch.setattr(evict_module, "l2_bytes", lambda: 256)
     assert needs_eviction(module, threads=1) and not needs_eviction(module, threads=2)
-
-
-T = "tensor<4x8xf32>"
-RELU_ADD_RELU = f"""
-func.func @main(%x: {T}, %y: {T}) -> {T} {{
-  %a = collage.relu %x : {T}
-  %b = collage.add %a, %y : ({T}, {T}) -> {T}
-  %c = collage.relu %b : {T}
-  func.return %c : {T}
-}}
-"""
 
 
 def test_kernels_are_timed_after_eviction_only_when_the_run_does_not_fit_in_l2(monkeypatch):

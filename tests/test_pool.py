@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from collage_xdsl.dialects.collage import KernelOp, MatmulOp
 from collage_xdsl.passes.partition import CollagePartitionPass
-from ir_helpers import parse
+from ir_helpers import RELU_ADD_RELU, parse
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -267,14 +267,6 @@ def test_warm_cost_db_measures_nothing(tmp_path, monkeypatch):
     assert warm == cold
 
 
-RELU_ADD_RELU = f"""
-func.func @main(%x: {T}, %y: {T}) -> {T} {{
-  %a = collage.relu %x : {T}
-  %b = collage.add %a, %y : ({T}, {T}) -> {T}
-  %c = collage.relu %b : {T}
-  func.return %c : {T}
-}}
-"""
 
 
 def test_uncompilable_kernels_are_avoided_and_the_model_runs(monkeypatch):

@@ -20,12 +20,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from collage_xdsl.dialects.collage import KernelOp
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.outline import outline_kernels
 from collage_xdsl.core.regions import partitionable_functions
-from collage_xdsl.dialects.collage import KernelOp
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.measure.timing import timed
 from collage_xdsl.planner.options import PartitionOptions

@@ -8,6 +8,8 @@ instead — capped at int_high with ``cap_indices`` — so that random indices a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
@@ -43,6 +45,17 @@ def check_static(func: FuncOp) -> None:
                                f"{arg.type} has a dynamic dimension; collage needs static shapes")
 
 
+def random_array(rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype,
+                 high: int = 2) -> np.ndarray:
+    """Floats ~ N(0, 1), random bools, or integers in [0, high), of `shape`."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, high, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
 def random_arguments(func: FuncOp, seed: int, int_high: int,
                      cap_indices: bool = False) -> list[np.ndarray]:
     """Seeded arrays matching ``func``'s arguments (see the module docstring)."""
@@ -55,17 +68,12 @@ def random_arguments(func: FuncOp, seed: int, int_high: int,
                 f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} is not a tensor"
             )
         shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
+        bound = gather_bound(arg)
+        high = int_high if bound is None else bound
+        if cap_indices:
+            high = max(min(high, int_high), 1)
         try:
-            if dtype == np.bool_:
-                arrays.append(rng.random(shape) < 0.5)
-            elif np.issubdtype(dtype, np.integer):
-                bound = gather_bound(arg)
-                high = int_high if bound is None else bound
-                if cap_indices:
-                    high = max(min(high, int_high), 1)
-                arrays.append(rng.integers(0, high, shape).astype(dtype))
-            else:
-                arrays.append(rng.standard_normal(shape).astype(dtype))
+            arrays.append(random_array(rng, shape, dtype, high))
         except MemoryError as e:
             raise CollageError(f"@{func.sym_name.data} argument %{arg.name_hint}: {e}") from None
     return arrays

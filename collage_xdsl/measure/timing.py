@@ -1,13 +1,14 @@
 """The one timing loop: timed calls, samples of a steady state, and rounds that take one
 sample of each configuration in a balanced order.
 
+    outputs, started, seconds = clocked(lambda: plan(inputs))   # the call's own result
     seconds = timed(kernel_call, evict=evictor)          # one call, after an eviction
     times = repeat(call, 5, warm=1)                      # an untimed call, then 5 timed
     sample = take_sample(run, calls_per_sample(0.005, run_s))   # .first, .steady
     samples = interleave(["a", "b"], range(30), lambda name: sample_of(name))
 
-The kernel estimator, the additivity check, boundary calibration, plan scoring,
-`collage bench` and the benchmarks all time through these. A sample is
+The kernel estimator, the additivity check, boundary calibration, plan scoring, the
+run-time plan selector, profiles, `collage bench` and the benchmarks all time through these. A sample is
 a first call (what the previous configuration left behind) and the mean of the calls
 after it (the configuration itself); rounds follow `balanced_order`, so each
 configuration runs first, and right after each other one, equally often. Why:
@@ -32,14 +33,19 @@ MAX_CALLS = 1000
 Clock = Callable[[], float]
 
 
+def clocked(call: Callable[[], T], clock: Clock = time.perf_counter) -> tuple[T, float, float]:
+    """What one call returns, the clock when it started, and its seconds."""
+    started = clock()
+    result = call()
+    return result, started, clock() - started
+
+
 def timed(call: Callable[[], object], clock: Clock = time.perf_counter,
           evict: Callable[[], None] | None = None) -> float:
     """Seconds of one call, right after `evict()` (untimed) when given."""
     if evict is not None:
         evict()
-    t0 = clock()
-    call()
-    return clock() - t0
+    return clocked(call, clock)[2]
 
 
 def repeat(call: Callable[[], object], calls: int, *, warm: int = 0,

@@ -30,6 +30,7 @@ from collage_xdsl.measure.stats import median_ci
 from collage_xdsl.measure.timing import (
     alternating,
     calls_per_sample,
+    clocked,
     interleave,
     take_sample,
 )
@@ -73,9 +74,7 @@ def _worker_main(conn: Connection, config: _Config) -> None:
                                          backend_options=config.backend_options)
                 for _ in range(config.warmup):
                     exe.run(inputs)
-                t0 = time.perf_counter()
-                outputs = exe.run(inputs)
-                seconds = time.perf_counter() - t0
+                outputs, _, seconds = clocked(lambda: exe.run(inputs))
                 if reference is None:
                     reference = outputs
                 differ = _disagreements(outputs, reference, config.rtol, config.atol)

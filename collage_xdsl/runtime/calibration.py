@@ -14,6 +14,7 @@ from collage_xdsl.backends import BackendOptions
 from collage_xdsl.core.boundaries import NONE, TransitionCosts
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.inputs import random_array
 from collage_xdsl.ir.tensors import weight_store
 from collage_xdsl.measure.timing import interleave, repeat, rounds_within
 from collage_xdsl.measure.workers import enter_worker
@@ -180,7 +181,7 @@ def _calibrate(backends: tuple[str, ...], policy, options: BackendOptions | None
         for a, b in pairs:
             add_chain(f"{a}/{b}", [a, b] * (LONG // 2))
         alone = {k for kernels in iso.values() for k in kernels}
-        t = _timed(runs, rng.normal(size=shape).astype(np.float32), CALIBRATION_BUDGET_S,
+        t = _timed(runs, random_array(rng, shape, np.float32), CALIBRATION_BUDGET_S,
                    alone, Evictor(policy.threads))
         extra = {name: t[name] - sum(t[k] for k in kernels) for name, kernels in iso.items()}
         """What each chain costs beyond its kernels timed alone."""

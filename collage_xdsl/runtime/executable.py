@@ -13,7 +13,6 @@ each dropped after its last use. Plans listed in `collage.alternatives` run thro
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
@@ -40,6 +39,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import evaluate_op, run_function
 from collage_xdsl.ir.structure import function_hash
 from collage_xdsl.ir.tensors import np_dtype, shape_of
+from collage_xdsl.measure.timing import clocked
 from collage_xdsl.runtime.selector import PlanSelector
 
 
@@ -339,8 +339,7 @@ class Executable:
     def run(self, inputs, profile=False):
         """The outputs of `@main` on `inputs` (and the `Profile` when `profile` is set)."""
         if profile:
-            report = Profile()
-            return self._run(inputs, report, None), report
+            return self._profiled_run(inputs)
         if self.selector is not None:
             return self.selector(inputs)
         return self._run_plain(inputs)
@@ -351,13 +350,8 @@ class Executable:
         lazily, filling caches), then ``runs`` profiled runs, each time their median."""
         if runs < 1:
             raise ExecutionError(f"a profile needs at least 1 run, not {runs}")
-        started = time.perf_counter()
-        outputs = self._run(inputs, None, None)
-        first = time.perf_counter() - started
-        profiles = []
-        for _ in range(runs):
-            profiles.append(Profile())
-            self._run(inputs, profiles[-1], None)
+        outputs, _, first = clocked(lambda: self._run(inputs, None, None))
+        profiles = [self._profiled_run(inputs)[1] for _ in range(runs)]
         return outputs, Profile.median(profiles, first)
 
     def _run_steps(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -394,8 +388,12 @@ class Executable:
         self._run(inputs, None, calls)
         return calls
 
+    def _profiled_run(self, inputs) -> tuple[list, Profile]:
+        report = Profile()
+        outputs, _, report.total_seconds = clocked(lambda: self._run(inputs, report, None))
+        return outputs, report
+
     def _run(self, inputs, report: Profile | None, calls: list[KernelCall] | None) -> list:
-        started = time.perf_counter()
         values: list = [None] * self._num_slots
         values[: len(self._arg_types)] = self._check_inputs(inputs)
         for slot, value in self._constants.items():
@@ -406,10 +404,10 @@ class Executable:
                 calls.append(KernelCall(step.op.callee.string_value(), step.kernel.backend,
                                         step.kernel,
                                         flatten(operands) if step.tuples else operands))
-            t0 = time.perf_counter() if report is not None else 0.0
-            results = self._execute(step, operands)
-            if report is not None:
-                seconds = time.perf_counter() - t0
+            if report is None:
+                results = self._execute(step, operands)
+            else:
+                results, _, seconds = clocked(lambda: self._execute(step, operands))
                 if step.kernel is not None:
                     report.kernels.append(KernelTiming(
                         step.op.callee.string_value(), step.kernel.backend, seconds))
@@ -419,10 +417,7 @@ class Executable:
                 values[slot] = value
             for slot in step.dying:
                 values[slot] = None
-        outputs = [_as_output(values[s]) for s in self._outputs]
-        if report is not None:
-            report.total_seconds = time.perf_counter() - started
-        return outputs
+        return [_as_output(values[s]) for s in self._outputs]
 
     def _execute(self, step: _Step, operands: list) -> list:
         op = step.op

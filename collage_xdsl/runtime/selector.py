@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.timing import clocked
 
 EXPLORE = 0.03
 """The share of call time spent probing the other plans."""
@@ -138,21 +139,19 @@ class PlanSelector:
         window = self._window
         if window is None:
             window = self._window = self._open(self.current, reference=True)
-        started = self.clock()
-        if window.plan == self.current:
-            outputs = self._plan(inputs)
-        else:
-            failure = None
-            try:
-                outputs = self.plans[window.plan](inputs)
-            except Exception as e:
-                failure = e
-            if failure is not None:  # outside the handler: the current plan's error, if
-                outputs = self._plan(inputs)  # it fails too, is not chained to this one
-                self.calls[self.current] += 1
-                self._drop(window.plan, failure)
-                return outputs
-        window.add(started, self.clock() - started)
+        plan, failure = self.plans[window.plan], None
+        try:
+            outputs, started, seconds = clocked(lambda: plan(inputs), self.clock)
+        except Exception as e:
+            if window.plan == self.current:  # the plan in use fails: the caller's error
+                raise
+            failure = e
+        if failure is not None:  # outside the handler: the current plan's error, if
+            outputs = self._plan(inputs)  # it fails too, is not chained to this one
+            self.calls[self.current] += 1
+            self._drop(window.plan, failure)
+            return outputs
+        window.add(started, seconds)
         if window.done(self.probe_s):
             if self._reference is None:
                 self._reference, self._window = window, self._start_probe()

@@ -30,6 +30,7 @@ from tvm.s_tir import dlight
 
 from collage_xdsl.backends.tvm.options import TuningOptions
 from collage_xdsl.backends.tvm.schedule import LoopNestSchedule
+from collage_xdsl.ir.inputs import random_array
 
 WORKER_COMMAND = [sys.executable, "-m", "collage_xdsl.backends.tvm.tuning"]
 """The tuning child: reads a JSON request on stdin, writes records into the database."""
@@ -83,30 +84,19 @@ def _plain(obj):
 def _random_args(func: tirx.PrimFunc, rng: np.random.Generator) -> list[np.ndarray]:
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 
-    args = []
-    for info in ArgInfo.from_prim_func(func):
-        shape, dtype = [int(d) for d in info.shape], str(info.dtype)
-        if dtype.startswith("float"):
-            args.append(rng.standard_normal(shape).astype(dtype))
-        else:  # indices and flags: small non-negative values
-            args.append(rng.integers(0, 2, shape).astype(dtype))
-    return args
+    return [random_array(rng, [int(d) for d in info.shape], np.dtype(str(info.dtype)))
+            for info in ArgInfo.from_prim_func(func)]  # indices and flags: 0 or 1
 
 
 def _run(func: tirx.PrimFunc, target, args: list[np.ndarray], repeats: int):
     """(outputs, median seconds) of ``func`` compiled for ``target`` on copies of ``args``."""
     func = func.with_attr("global_symbol", "main")  # fused functions have none
-    main = tvm.compile(tvm.IRModule({"main": func}), target=target)["main"]
+    library = tvm.compile(tvm.IRModule({"main": func}), target=target).mod
     dev = tvm.cpu()
     tensors = [tvm.runtime.tensor(a, dev) for a in args]
-    main(*tensors)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        main(*tensors)
-        times.append(time.perf_counter() - start)
-    outputs = [t.numpy() for t in tensors]
-    return outputs, float(np.median(times))
+    library["main"](*tensors)
+    timing = library.time_evaluator("main", dev, number=1, repeat=repeats)(*tensors)
+    return [t.numpy() for t in tensors], float(timing.median)
 
 
 def tune_task(func: tirx.PrimFunc, target: tvm.target.Target, trials: int) -> dict:

@@ -129,7 +129,8 @@ def test_rounds_are_added_while_they_fit_in_the_timing_time():
     def config(seconds):
         return lambda inputs: time.sleep(seconds) or []
 
-    runs = {"a": config(0.002), "b": config(0.002), "slow": config(0.05)}
+    runs = {"a": config(0.002), "b": config(0.002), "slow": config(0.25)}  # slow even if
+    # a 2 ms sleep takes 20 ms on a loaded machine
     timing = time_interleaved(runs, [], singles=["a"], rounds=3, warmup=1, slow_factor=10,
                               slow_rounds=2, sample_s=0.0, min_s=0.2)
     # a round: a first call and one timed call of a and b, 8 ms or more; slow not counted

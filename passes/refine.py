@@ -46,6 +46,7 @@ from collage_xdsl.planner.refinement import (
     Budget,
     install_alternatives,
     refine_function,
+    stored_cut_gains,
 )
 
 
@@ -79,7 +80,10 @@ class CollageRefinePass(RefinementOptions, ModulePass):
             work_func = SymbolTable.lookup_symbol(work, name)
             assert isinstance(work_func, FuncOp)
             graph, start = recover_kernels(work_func)
-            refined = refine_function(work, name, graph, start, specs, self, budget.left())
+            gains = None if self.cost_db is None else stored_cut_gains(work, graph, specs,
+                                                                        self.cost_db)
+            refined = refine_function(work, name, graph, start, specs, self, budget.left(),
+                                      gains)
             print(refined.result.summary(name), file=sys.stderr)
             reports.append({"function": name, **refined.result.to_json()})
             if refined.result.changed:

@@ -29,6 +29,7 @@ from collage_xdsl.core.regions import Kernel, form_regions, partitionable_functi
 from collage_xdsl.core.search import SearchResult, search
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cost_db import CachedCostEstimator
 from collage_xdsl.measure.estimator import CostEstimator, kernel_request
 from collage_xdsl.planner.costing import (
     boundary_costs,
@@ -46,6 +47,7 @@ from collage_xdsl.planner.refinement import (
     install_alternatives,
     refine_function,
 )
+from collage_xdsl.refine.cuts import cut_gains, database_cost_of
 
 Progress = Callable[[str], None]
 """Told each phase as it starts (`"candidates @main"`, `"search @main"`, ...)."""
@@ -154,14 +156,14 @@ class _Planner:
                                       transitions.kernel)
         report = self._report(graph, kernels, candidates, result, transitions, hits0,
                               misses0) if self.explain else None
-        refined = self._refine(func, graph, kernels)
+        refined = self._refine(func, graph, kernels, candidates)
         form_regions(graph, refined.kernels if refined else kernels)
         if refined:
             install_alternatives(func, refined.alternatives)
         return FunctionPlan(name, refined.kernels if refined else kernels, report, refined)
 
-    def _refine(self, func, graph: DataflowGraph, kernels: list[Kernel]
-                ) -> RefinedFunction | None:
+    def _refine(self, func, graph: DataflowGraph, kernels: list[Kernel],
+                candidates: Sequence[CandidateKernel]) -> RefinedFunction | None:
         options = self.options.refinement()
         if options.budget_seconds() == 0 or not kernels:
             return None
@@ -170,7 +172,15 @@ class _Planner:
         if self.budget is None:
             self.budget = Budget(options.budget_seconds())
         return refine_function(self.module.clone(), name, graph, kernels, self.specs, options,
-                               self.budget.left())
+                               self.budget.left(), self._cut_gains(graph, candidates))
+
+    def _cut_gains(self, graph: DataflowGraph, candidates: Sequence[CandidateKernel]
+                   ) -> dict[tuple[int, str], float] | None:
+        """What the cost database says each cut gains (`cut_gains`); None without one."""
+        if not isinstance(self.estimator, CachedCostEstimator):
+            return None
+        stored = database_cost_of(self.estimator.db, self.estimator.version_of)
+        return cut_gains(graph, candidates, stored)
 
     def _db_counts(self) -> tuple[int, int]:
         if self.db is None:

@@ -1,7 +1,8 @@
 """Refining one function's plan end to end (`collage_xdsl.refine`), as `collage-partition`
 does before it forms the kernel regions and `collage-refine` does on a partitioned module.
 
-    outcome = refine_function(work, "main", graph, start_kernels, specs, options, budget)
+    outcome = refine_function(work, "main", graph, start_kernels, specs, options, budget,
+                              gains=stored_cut_gains(work, graph, specs, "costs.sqlite"))
     outcome.kernels, outcome.alternatives, outcome.result.summary("main")
 
 `work` is a module in which the function has no kernel regions (a copy: nothing in it is
@@ -12,9 +13,8 @@ and outlined.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.dialects.func import FuncOp
@@ -26,7 +26,6 @@ from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.outline import outline_kernels
 from collage_xdsl.core.regions import Kernel, form_regions
 from collage_xdsl.core.subgraph import SubGraph
-from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.inputs import random_arguments
 from collage_xdsl.measure.cost_db import CostDatabase
 from collage_xdsl.measure.estimator import parse_mock_costs
@@ -65,14 +64,14 @@ class Budget:
 
 def refine_function(work: ModuleOp, name: str, graph: DataflowGraph, start: Sequence[Kernel],
                     specs: Sequence[PartitionSpec], options: RefinementOptions,
-                    budget: float | str) -> RefinedFunction:
+                    budget: float | str, gains: Mapping[tuple[int, str], float] | None
+                    ) -> RefinedFunction:
     """Refine the plan `start` of `@name` (whose dataflow graph is `graph`, numbered as in
-    `work`) for `budget` seconds or auto."""
+    `work`) for `budget` seconds or auto, offering first the cuts `gains` ranks."""
     backends = [s.backend for s in specs if s.backend is not None]
     space = MoveSpace(graph, backends, options.coalesce_configs(list(specs)))
     result = refine(space, start, _scorer(work, name, len(graph), options),
-                    replace(options.driver_options(), budget_s=budget),
-                    gains=_gains(work, graph, specs, options.cost_db))
+                    replace(options.driver_options(), budget_s=budget), gains=gains)
     costs = {(k.inside, k.backend): k.cost for k in start}
     kernels = [Kernel(k.sub_graph, k.backend, costs.get((k.inside, k.backend), k.cost))
                for k in result.plan.kernels]
@@ -107,15 +106,10 @@ def _scorer(work: ModuleOp, name: str, nodes: int, options: RefinementOptions) -
                           backend_options=options.backend_map())
 
 
-def _gains(work: ModuleOp, graph: DataflowGraph, specs: Sequence[PartitionSpec],
-           cost_db: str | None) -> dict[tuple[int, str], float] | None:
-    """What the cost database says each cut in `graph` gains (`cut_gains`, with the costs
-    the partition kept there, under its versions); None without a database."""
-    if cost_db is None:
-        return None
-    if not Path(cost_db).is_file():
-        raise CollageError(f"collage-refine: cost database {cost_db} does not exist "
-                           "(collage-partition's cost-db fills it)")
+def stored_cut_gains(work: ModuleOp, graph: DataflowGraph, specs: Sequence[PartitionSpec],
+                     cost_db: str) -> dict[tuple[int, str], float]:
+    """What the cost database `cost_db` says each cut in `graph` gains (`cut_gains`, with
+    the costs a partition of `work` kept there, under its versions)."""
     versions = cost_db_versions(specs, MeasureSettings(evict=evicts(work)))
     with CostDatabase(cost_db) as db:
         return cut_gains(graph, generate_candidates(graph, specs), database_cost_of(db, versions))

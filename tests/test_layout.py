@@ -5,6 +5,7 @@ ones too), so the check runs without importing the library."""
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,15 @@ def layer(module: str) -> str:
 
 
 GRAPH = {name: imports(name, path, modules()) for name, path in modules().items()}
+
+
+def test_every_package_is_installed():
+    """A regular (not editable) install ships the packages pyproject.toml lists."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    packages = {name for name, path in modules().items() if path.name == "__init__.py"}
+    assert set(tool["packages"]) == packages
+    assert {name: ROOT / folder for name, folder in tool["package-dir"].items()} == {
+        name: SOURCES[name] for name in tool["package-dir"]}
 
 
 def test_every_package_has_a_layer():

@@ -84,8 +84,8 @@ from pathlib import Path
 import numpy as np
 
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.backends.tvm.options import MODES, tuning_backend_options
 from collage_xdsl.errors import CollageError
-from collage_xdsl.runtime.executable import Executable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
@@ -187,7 +187,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
     model = load_model(path)
     inputs = random_inputs(model, args.seed)
     db, cold_json = cost_db_files(name, args.work)
-    tuning = f"tvm: tune={args.tvm_tune}" if args.tvm_tune else ""
+    tuning = tuning_backend_options(args.tvm_tune or "none")
     options = PartitionOptions(estimator="measured", cost_db=str(db),
                                tvm_max_depth=args.max_depth, byoc_max_depth=args.max_depth,
                                refine_alternatives=2, backend_options=tuning)
@@ -223,7 +223,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
 
     def refined(config: str):
         """A refined plan through the runtime, its alternatives chosen at run time."""
-        exe = Executable(plans[config].module, threads=policy, backend_options=backend_options)
+        exe = plans[config].executable(threads=policy)
         if exe.selector is not None:
             selectors[config] = exe.selector
         return exe.run
@@ -330,7 +330,7 @@ def _additivity(plan, inputs: list[np.ndarray], policy: ThreadPolicy, rounds: in
     and `collage_xdsl.runtime.additivity`'s side-by-side check (the kernels timed alone now)."""
     from collage_xdsl.runtime.additivity import check_additivity
 
-    check = check_additivity(Executable(plan.module, threads=policy, adapt=False), inputs,
+    check = check_additivity(plan.executable(threads=policy, adapt=False), inputs,
                              plan.transitions(), rounds=rounds)
     estimate = check.estimate.total
     known = bool(np.isfinite(estimate))
@@ -421,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slow-rounds", type=int, default=3, metavar="N",
                    help="rounds a slow configuration is timed in (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--tvm-tune", choices=("none", "metaschedule"),
+    p.add_argument("--tvm-tune", choices=MODES,
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
     return p
 

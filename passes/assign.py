@@ -15,10 +15,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from collage_xdsl.backends import get_backend, parse_backend_options
+from collage_xdsl.backends import backend_for, parse_backend_options
 from collage_xdsl.baselines.assign import assign_kernels
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.regions import form_regions, partitionable_functions
+from collage_xdsl.core.regions import form_all_regions
 
 
 @dataclass(frozen=True)
@@ -38,8 +37,6 @@ class CollageAssignPass(ModulePass):
     """Backend options, `NAME: KEY=VALUE ...` (see collage-partition)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = parse_backend_options(self.backend_options)
-        backend = get_backend(self.backend, **options.get(self.backend, {}))
-        for func in partitionable_functions(op):
-            graph = DataflowGraph(func)
-            form_regions(graph, assign_kernels(graph, backend, self.fusion, self.max_fused_ops))
+        backend = backend_for(self.backend, parse_backend_options(self.backend_options))
+        form_all_regions(op, lambda graph: assign_kernels(graph, backend, self.fusion,
+                                                          self.max_fused_ops))

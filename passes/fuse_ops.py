@@ -15,9 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from collage_xdsl.baselines.fuse_ops import fuse_ops_kernels
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.regions import form_regions, partitionable_functions
-from collage_xdsl.errors import CollageError
+from collage_xdsl.core.regions import form_all_regions
 
 
 @dataclass(frozen=True)
@@ -30,10 +28,4 @@ class CollageFuseOpsPass(ModulePass):
     """Most ops in one fused group."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.max_fused_ops < 1:
-            raise CollageError(
-                f"collage-fuse-ops: max-fused-ops must be at least 1, got {self.max_fused_ops}"
-            )
-        for func in partitionable_functions(op):
-            graph = DataflowGraph(func)
-            form_regions(graph, fuse_ops_kernels(graph, self.max_fused_ops))
+        form_all_regions(op, lambda graph: fuse_ops_kernels(graph, self.max_fused_ops))

@@ -16,10 +16,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from collage_xdsl.backends import get_backend, parse_backend_options
+from collage_xdsl.backends import backend_for, parse_backend_options
 from collage_xdsl.baselines.partition_for import partition_for_kernels
-from collage_xdsl.core.graph import DataflowGraph
-from collage_xdsl.core.regions import form_regions, partitionable_functions
+from collage_xdsl.core.regions import form_all_regions
 from collage_xdsl.errors import CollageError
 
 
@@ -39,14 +38,11 @@ class CollagePartitionForPass(ModulePass):
     """Backend options, `NAME: KEY=VALUE ...` (see collage-partition)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.backend == "tvm":
+        backend = backend_for(self.backend, parse_backend_options(self.backend_options))
+        if not backend.byoc:
             raise CollageError(
-                "collage-partition-for: backend must be a BYOC backend, not tvm "
+                f"collage-partition-for: backend must be a BYOC backend, not {self.backend} "
                 "(use collage-fuse-ops for TVM alone)"
             )
-        options = parse_backend_options(self.backend_options)
-        backend = get_backend(self.backend, **options.get(self.backend, {}))
-        for func in partitionable_functions(op):
-            graph = DataflowGraph(func)
-            form_regions(graph, partition_for_kernels(graph, backend, self.min_region_ops,
-                                                      self.max_fused_ops))
+        form_all_regions(op, lambda graph: partition_for_kernels(
+            graph, backend, self.min_region_ops, self.max_fused_ops))

@@ -145,3 +145,17 @@ def test_a_failed_write_leaves_the_earlier_artifact_as_it_was(artifact, monkeypa
                  "--estimator", "mock", "-o", str(artifact)]) == 0
     assert "collage.sigmoid" in (artifact / MODULE).read_text()
     assert sorted(p.name for p in artifact.iterdir()) == sorted(before)
+
+
+def test_the_manifest_names_the_tuned_tvm_and_a_run_without_the_tuning_says_so(tmp_path, capsys):
+    (tmp_path / "model.mlir").write_text(MODEL)
+    art = tmp_path / "tuned"
+    assert main(["compile", str(tmp_path / "model.mlir"), "--backends", "tvm", "--estimator",
+                 "mock", "-q", "--tvm-tune", "metaschedule", "--tvm-tune-trials", "2",
+                 "--tvm-tune-db", str(tmp_path / "tuning db"), "-o", str(art)]) == 0
+    tuned = json.loads((art / MANIFEST).read_text())["backend_versions"]["tvm"]
+    assert tuned.endswith("+ms2")
+    capsys.readouterr()
+    assert main(["run", str(art)]) == 0
+    assert f"warning: {art}: compiled with {tuned}, running with {tuned[:-4]}\n" in \
+        capsys.readouterr().err

@@ -16,6 +16,7 @@ import collage_xdsl.backends as registry
 from collage_xdsl.backends import (
     ENTRY_POINT_GROUP,
     available_backends,
+    backend_for,
     compile_kernel,
     gather_specs,
     get_backend,
@@ -26,6 +27,7 @@ from collage_xdsl.backends import (
 from collage_xdsl.backends.base import Backend, FusionStyle
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.test import make_test_backend
+from collage_xdsl.backends.tvm.options import tuning_backend_options
 from collage_xdsl.core.candidates import generate_candidates
 from collage_xdsl.errors import CollageError
 
@@ -140,7 +142,18 @@ def test_backend_options_as_text_reach_the_factory():
     assert get_backend("test", ops="relu") is get_backend("test", ops="relu")  # made once
 
 
+def test_a_backend_option_value_may_be_quoted():
+    text = tuning_backend_options("metaschedule", 4, "/my dir/tuning")
+    assert text == "tvm: tune=metaschedule trials=4 db='/my dir/tuning'"
+    assert parse_backend_options(text) == {
+        "tvm": {"tune": "metaschedule", "trials": "4", "db": "/my dir/tuning"}}
+    assert backend_for("tvm", parse_backend_options(text)).tuning.db_dir == "/my dir/tuning"
+    assert backend_for("tvm", {}) is get_backend("tvm")
+    assert tuning_backend_options("none", 4, "/x") == ""
+
+
 @pytest.mark.parametrize("text, message", [
+    ("tvm: db='/my dir", "backend-options: tvm: No closing quotation"),
     ("test ops=relu", "expected NAME: KEY=VALUE"),
     ("test: ops=relu; test: fusion=tvm", "each backend once"),
     ("test: ops", "expected KEY=VALUE, each key once, got 'ops'"),

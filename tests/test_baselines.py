@@ -144,5 +144,9 @@ def test_bad_options_are_errors(example_module):
         CollageAssignPass(backend="nope").apply(Context(), module)
     with pytest.raises(CollageError, match="not tvm"):
         CollagePartitionForPass(backend="tvm").apply(Context(), module)
-    with pytest.raises(CollageError, match="max-fused-ops"):
+    with pytest.raises(CollageError, match="max-fused-ops must be at least 1, got 0"):
         CollageFuseOpsPass(max_fused_ops=0).apply(Context(), module)
+    with pytest.raises(CollageError, match="max-fused-ops must be at least 1, got 0"):
+        CollageAssignPass(backend="tvm", max_fused_ops=0).apply(Context(), module)
+    with pytest.raises(CollageError, match="max-fused-ops must be at least 1, got -1"):
+        CollagePartitionForPass(max_fused_ops=-1).apply(Context(), module)

@@ -22,8 +22,10 @@ from xdsl.passes import PassPipeline
 from collage_xdsl.backends import compile_kernel, get_backend
 from collage_xdsl.backends.tvm import tuning
 from collage_xdsl.backends.tvm.lowering import host_target, to_relax
-from collage_xdsl.backends.tvm.options import TuningOptions
+from collage_xdsl.backends.tvm.options import TuningOptions, tuning_backend_options
 from collage_xdsl.errors import CollageError
+from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.pipeline import partition_module
 from collage_xdsl.tools.collage import build_parser, main
 
 KERNEL = """
@@ -165,4 +167,18 @@ def test_collage_command_options(db, monkeypatch, tmp_path, capsys):
     status = main(["run", str(model), "--backends", "tvm", "--estimator", "mock",
                    "--tvm-tune", "metaschedule", "--tvm-tune-db", str(db)])
     assert status == 0
+    assert "MetaSchedule crashed: signal 11 (SIGSEGV)" in capsys.readouterr().err
+
+
+def test_a_partition_compiles_its_kernels_with_the_backend_options_it_was_made_with(
+        db, monkeypatch, capsys):
+    options = PartitionOptions(backends=("tvm",), estimator="mock",
+                               backend_options=tuning_backend_options("metaschedule", 3, str(db)))
+    partitioned = partition_module(parse_module(), options)
+    assert partitioned.backend_options == {
+        "tvm": {"tune": "metaschedule", "trials": "3", "db": str(db)}}
+    monkeypatch.setattr(tuning, "WORKER_COMMAND", CRASHING_WORKER)
+    a, b, expected = inputs()
+    outputs = partitioned.executable(adapt=False).run([a, b])
+    np.testing.assert_allclose(outputs[0], expected, rtol=1e-5, atol=1e-5)
     assert "MetaSchedule crashed: signal 11 (SIGSEGV)" in capsys.readouterr().err

@@ -18,6 +18,7 @@ fusion=tvm; tvm: tune=metaschedule"`) are parsed by `parse_backend_options`.
 from __future__ import annotations
 
 import inspect
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
@@ -100,6 +101,12 @@ def get_backend(name: str, **options: Any) -> Backend:
     return _resolve(name, frozen)
 
 
+def backend_for(name: str, options: BackendOptions | None = None) -> Backend:
+    """`get_backend(name)` made with its entry of a backend-options map
+    (`parse_backend_options`); no entry, no options."""
+    return get_backend(name, **(options or {}).get(name, {}))
+
+
 def _converted(name: str, factory: Callable[..., Backend], options: dict[str, Any]
                ) -> dict[str, Any]:
     """`options` with text values turned into the factory's parameter types (int, float,
@@ -127,7 +134,8 @@ def _converted(name: str, factory: Callable[..., Backend], options: dict[str, An
 
 def parse_backend_options(text: str) -> dict[str, dict[str, str]]:
     """`test: ops=relu,add fusion=tvm; tvm: tune=metaschedule` as
-    ``{"test": {"ops": "relu,add", "fusion": "tvm"}, "tvm": {"tune": "metaschedule"}}``."""
+    ``{"test": {"ops": "relu,add", "fusion": "tvm"}, "tvm": {"tune": "metaschedule"}}``;
+    a value with spaces is quoted as in a shell (`db='/my dir'`)."""
     parsed: dict[str, dict[str, str]] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, sep, rest = part.partition(":")
@@ -136,7 +144,11 @@ def parse_backend_options(text: str) -> dict[str, dict[str, str]]:
             raise BackendError(f"backend-options: expected NAME: KEY=VALUE ...; NAME: ..., "
                                f"each backend once, got {part!r}")
         parsed[name] = {}
-        for item in rest.split():
+        try:
+            items = shlex.split(rest)
+        except ValueError as e:
+            raise BackendError(f"backend-options: {name}: {e} in {rest.strip()!r}") from None
+        for item in items:
             key, eq, value = item.partition("=")
             if not eq or not key or key in parsed[name]:
                 raise BackendError(f"backend-options: {name}: expected KEY=VALUE, each key "
@@ -169,7 +181,7 @@ def gather_specs(
         raise CollageError(f"max-candidates-per-node must be >= 0 (0: no cap), got {max_per_node}")
     specs = []
     for name in names:
-        backend = get_backend(name, **(options or {}).get(name, {}))
+        backend = backend_for(name, options)
         depth = byoc_max_depth if backend.byoc else native_max_depth
         regions = byoc_max_regions if backend.byoc else native_max_regions
         specs.append(backend.partition_spec(depth, regions, max_per_node))

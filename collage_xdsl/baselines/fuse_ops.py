@@ -28,6 +28,7 @@ from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.dialects.collage import GetItemOp, TupleOp
 from collage_xdsl.dialects.collage import OpPatternKind as K
+from collage_xdsl.errors import CollageError
 
 
 class _Groups:
@@ -148,6 +149,8 @@ def fuse_groups(graph: DataflowGraph, max_fused_ops: int = 256, allowed: int | N
                 ) -> list[int]:
     """TVM FuseOps groups (as node bitsets, dataflow order) of the kernel ops in `allowed`
     (default: all); ops outside `allowed` are barriers and belong to no group."""
+    if max_fused_ops < 1:
+        raise CollageError(f"max-fused-ops must be at least 1, got {max_fused_ops}")
     allowed = graph.kernel_nodes if allowed is None else allowed & graph.kernel_nodes
     return _FuseOps(graph, max_fused_ops, allowed).run()
 

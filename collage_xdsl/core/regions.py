@@ -81,6 +81,15 @@ def partitionable_functions(module: ModuleOp) -> list[FuncOp]:
     return found
 
 
+def form_all_regions(module: ModuleOp, kernels_of: Callable[[DataflowGraph], Sequence[Kernel]]
+                     ) -> None:
+    """`form_regions` in every partitionable function of `module`, with the kernels
+    `kernels_of(graph)` chooses for its dataflow graph."""
+    for func in partitionable_functions(module):
+        graph = DataflowGraph(func)
+        form_regions(graph, kernels_of(graph))
+
+
 def form_regions(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
     """Wrap each kernel's sub-graph of `graph.func` in a `collage.kernel` region (a dead
     kernel of pure ops is erased)."""

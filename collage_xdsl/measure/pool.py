@@ -26,7 +26,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from collage_xdsl.backends import BackendOptions, get_backend
+from collage_xdsl.backends import BackendOptions, backend_for
 from collage_xdsl.backends.kernel import CompiledKernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.dialects import ir_context
@@ -54,7 +54,7 @@ def compile_with_backend(module: ModuleOp, backend: str, policy: ThreadPolicy,
                          options: BackendOptions | None = None) -> CompiledKernel:
     """The default hook: the registered backend's codegen with its `options`
     (`Backend.compile`; a backend registered in the parent's memory only is unknown here)."""
-    return get_backend(backend, **(options or {}).get(backend, {})).compile(module, policy)
+    return backend_for(backend, options).compile(module, policy)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 a copy on one backend.
 
     partitioned = partition_module(module, PartitionOptions(backends=("tvm", "openvino")))
-    outputs = Executable(partitioned.module).run([x])
+    outputs = partitioned.executable().run([x])
     single = assign_module(module, "tvm", fusion="whole")
 
 Both work on a copy: the caller's module is left as it was.
@@ -11,19 +11,20 @@ Both work on a copy: the caller's module is left as it was.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from collage_xdsl.backends import get_backend
+from collage_xdsl.backends import BackendOptions, backend_for
 from collage_xdsl.baselines.assign import assign_kernels
 from collage_xdsl.core.boundaries import NONE, TransitionCosts
-from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.outline import outline_kernels
-from collage_xdsl.core.regions import form_regions, partitionable_functions
+from collage_xdsl.core.regions import form_all_regions
 from collage_xdsl.planner.explain import format_table, to_json
 from collage_xdsl.planner.options import PartitionOptions, parse_backends
 from collage_xdsl.planner.plan import FunctionPlan, Progress, partition
+from collage_xdsl.runtime.executable import Executable
 
 
 @dataclass
@@ -34,6 +35,13 @@ class Partitioned:
     plans: list[FunctionPlan]
     seconds: float
     """Wall time of partitioning, refining and outlining (estimates included)."""
+    backend_options: BackendOptions = field(default_factory=dict)
+    """The options the backends were made with (TVM's tuning, ...)."""
+
+    def executable(self, **kwargs: Any) -> Executable:
+        """The module through the runtime, its kernels compiled by the backends made with
+        `backend_options` (`kwargs` go to `Executable`)."""
+        return Executable(self.module, backend_options=self.backend_options, **kwargs)
 
     @property
     def report(self) -> dict:
@@ -67,17 +75,16 @@ def partition_module(module: ModuleOp, options: PartitionOptions,
     plans = partition(module, options, explain=True, progress=progress)
     progress("outline")
     outline_kernels(module)
-    return Partitioned(module, plans, time.perf_counter() - started)
+    return Partitioned(module, plans, time.perf_counter() - started, options.backend_map())
 
 
-def assign_module(module: ModuleOp, backend: str, fusion: str = "backend") -> ModuleOp:
-    """A copy of `module` with every op on `backend` (`collage-assign`'s `fusion`: its own
-    by default), outlined."""
+def assign_module(module: ModuleOp, backend: str, fusion: str = "backend",
+                  options: BackendOptions | None = None) -> ModuleOp:
+    """A copy of `module` with every op on `backend` made with its `options`
+    (`collage-assign`'s `fusion`: its own by default), outlined."""
     parse_backends([backend])
-    found = get_backend(backend)
+    found = backend_for(backend, options)
     module = module.clone()
-    for func in partitionable_functions(module):
-        graph = DataflowGraph(func)
-        form_regions(graph, assign_kernels(graph, found, fusion))
+    form_all_regions(module, lambda graph: assign_kernels(graph, found, fusion))
     outline_kernels(module)
     return module

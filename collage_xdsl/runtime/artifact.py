@@ -30,6 +30,7 @@ from xdsl.parser import Parser
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from collage_xdsl.backends import BackendOptions, backend_for
 from collage_xdsl.dialects import ir_context
 from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
 from collage_xdsl.errors import CollageError, not_utf8
@@ -77,11 +78,11 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def backend_versions(backends: list[str]) -> dict[str, str]:
-    """The version string of each backend's codegen (part of what a cost means)."""
-    from collage_xdsl.backends import get_backend
-
-    return {b: get_backend(b).version for b in backends}
+def backend_versions(backends: list[str], options: BackendOptions | None = None
+                     ) -> dict[str, str]:
+    """The version string of each backend's codegen made with its `options` (part of what
+    a cost means: tuned TVM is another version)."""
+    return {b: backend_for(b, options).version for b in backends}
 
 
 def _weights(module: ModuleOp) -> dict[str, np.ndarray]:
@@ -94,7 +95,7 @@ def _weights(module: ModuleOp) -> dict[str, np.ndarray]:
 
 def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], estimator: str,
                   inputs: list[str], outputs: list[str], source: Path | None,
-                  explain: dict) -> Path:
+                  explain: dict, backend_options: BackendOptions | None = None) -> Path:
     """Write `module` (partitioned and outlined) and its weights and manifest to `out`:
     written in full into a staging directory first and then renamed into place, so that a
     failed or interrupted write leaves an earlier artifact at `out` as it was."""
@@ -118,7 +119,7 @@ def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], est
         "format_version": FORMAT_VERSION,
         "collage_xdsl": version("collage-xdsl"),
         "backends": backends,
-        "backend_versions": backend_versions(backends),
+        "backend_versions": backend_versions(backends, backend_options),
         "estimator": estimator,
         "estimated_cost": sum(k["cost"] for k in kernels if k["cost"] is not None),
         "kernels": kernels,

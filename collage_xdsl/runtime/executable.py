@@ -29,7 +29,7 @@ from xdsl.dialects.func import CallOp, FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
-from collage_xdsl.backends import BackendOptions, get_backend
+from collage_xdsl.backends import BackendOptions, backend_for
 from collage_xdsl.backends.kernel import CompiledKernel, KernelRunError
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.walk import flatten, unflatten
@@ -68,7 +68,7 @@ def compiled_kernel(backend: str, func: FuncOp, policy: ThreadPolicy,
                     options: BackendOptions | None = None) -> CompiledKernel:
     """`func` compiled for `backend` (with its `options`), from the process cache when an
     equal kernel was compiled before for the same backend version."""
-    found = get_backend(backend, **(options or {}).get(backend, {}))
+    found = backend_for(backend, options)
     key = (backend, found.version, kernel_key(func), policy)
     if key not in _COMPILED:
         _COMPILED[key] = found.compile(func, policy)

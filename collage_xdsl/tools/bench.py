@@ -86,8 +86,8 @@ def whole_model(backend: str, model, policy: ThreadPolicy,
         return onnxruntime_session(model.onnx_path, model.input_names, policy)
     if model.onnx_path is not None and backend == "openvino":
         return openvino_model(model.onnx_path, policy)
-    return Executable(assign_module(model.module, backend, "whole"), threads=policy,
-                      backend_options=backend_options).run
+    return Executable(assign_module(model.module, backend, "whole", backend_options),
+                      threads=policy, backend_options=backend_options).run
 
 
 def configurations(args: argparse.Namespace, model, policy: ThreadPolicy,
@@ -99,8 +99,7 @@ def configurations(args: argparse.Namespace, model, policy: ThreadPolicy,
                                for b in options.backends}
     partitioned = partition_model(model.module, options, progress)
     progress("compiling collage's plan")
-    configs["collage"] = Executable(partitioned.module, threads=policy,
-                                    backend_options=options.backend_map()).run
+    configs["collage"] = partitioned.executable(threads=policy).run
     return configs, partitioned
 
 
@@ -108,7 +107,7 @@ def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: Threa
                rounds: int) -> AdditivityCheck:
     """`collage_xdsl.runtime.additivity`'s check of Collage's plan, with the boundary costs the
     partition used."""
-    return check_additivity(Executable(partitioned.module, threads=policy, adapt=False), inputs,
+    return check_additivity(partitioned.executable(threads=policy, adapt=False), inputs,
                             partitioned.transitions(), rounds=rounds)
 
 

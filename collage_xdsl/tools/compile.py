@@ -31,7 +31,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out = save_artifact(args.output, partitioned.module, backends=list(options.backends),
                             estimator=options.estimator, inputs=model.input_names,
                             outputs=model.output_names, source=model.onnx_path,
-                            explain=partitioned.report)
+                            explain=partitioned.report,
+                            backend_options=options.backend_map())
     print(f"compiled {args.model}: {kernel_summary(partitioned)} -> {out}")
     print(plan_summary(partitioned), end="")
     return 0

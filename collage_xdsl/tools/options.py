@@ -14,6 +14,11 @@ from collections import Counter
 
 from xdsl.dialects.builtin import ModuleOp
 
+from collage_xdsl.backends.tvm.options import (
+    MODES,
+    TuningOptions,
+    tuning_backend_options,
+)
 from collage_xdsl.core.outline import kernel_calls
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.cost_db import default_path
@@ -66,10 +71,10 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                    help="near-tied plans refinement keeps, within 15%% of its result, for "
                         "the runtime to choose between by measured latency (default 2; "
                         "0 = off)")
-    p.add_argument("--tvm-tune", choices=("none", "metaschedule"), default="none",
+    p.add_argument("--tvm-tune", choices=MODES, default="none",
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
-    p.add_argument("--tvm-tune-trials", type=int, default=16, metavar="N",
-                   help="schedule samples per TVM task for --tvm-tune (default 16)")
+    p.add_argument("--tvm-tune-trials", type=int, default=TuningOptions.trials, metavar="N",
+                   help="schedule samples per TVM task for --tvm-tune (default %(default)s)")
     p.add_argument("--tvm-tune-db", metavar="DIR",
                    help="tuning database directory (default: the user's cache directory)")
 
@@ -111,10 +116,9 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
 
 def backend_options(args: argparse.Namespace, backends: tuple[str, ...]) -> str:
     """The `backend-options` the flags ask for: TVM's schedule tuning (`--tvm-tune`)."""
-    if "tvm" not in backends or args.tvm_tune == "none":
+    if "tvm" not in backends:
         return ""
-    return (f"tvm: tune={args.tvm_tune} trials={args.tvm_tune_trials}"
-            + (f" db={args.tvm_tune_db}" if args.tvm_tune_db else ""))
+    return tuning_backend_options(args.tvm_tune, args.tvm_tune_trials, args.tvm_tune_db)
 
 
 def kernel_summary(partitioned: Partitioned) -> str:

@@ -115,18 +115,18 @@ def load_for_runtime(args: argparse.Namespace):
         with Progress(quiet=args.quiet) as progress:
             model, partitioned = load_and_partition(args, options, progress)
             progress("compiling the kernels")
-            executable = Executable(partitioned.module, backend_options=options.backend_map())
+            executable = partitioned.executable()
         print(f"{args.model}: {kernel_summary(partitioned)}", file=sys.stderr)
         return model, _executor(executable, args.profile and args.profile_runs)
     if args.backends:
         raise CollageError(f"{path}: an artifact is already partitioned; drop --backends")
     artifact = load_artifact(path)
     saved = artifact.manifest.get("backend_versions", {})
-    for backend, now in backend_versions(list(saved)).items():
+    options = parse_backend_options(backend_options(args, tuple(saved)))
+    for backend, now in backend_versions(list(saved), options).items():
         if saved[backend] != now:
             print(f"warning: {path}: compiled with {saved[backend]}, running with {now}",
                   file=sys.stderr)
-    options = parse_backend_options(backend_options(args, tuple(saved)))
     executable = Executable(artifact.module, backend_options=options)
     model = LoadedModel(artifact.module, executable.main, artifact.input_names,
                         artifact.output_names, artifact.source_model())

@@ -3,6 +3,7 @@ tuning kept in a database (`collage_xdsl.backends.tvm.tuning`)."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,16 @@ MODES = ("none", "metaschedule")
 def default_db_dir() -> Path:
     """``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/collage-xdsl/tvm-tuning``."""
     return cache_dir() / "tvm-tuning"
+
+
+def tuning_backend_options(mode: str, trials: int | None = None, db: str | None = None) -> str:
+    """The `backend-options` text of schedule tuning `mode` (empty for none), e.g.
+    ``tvm: tune=metaschedule trials=16 db='/my dir'``."""
+    if mode == "none":
+        return ""
+    given = {"tune": mode, "trials": trials, "db": db}
+    return "tvm: " + " ".join(f"{k}={shlex.quote(str(v))}" for k, v in given.items()
+                              if v is not None)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -173,6 +175,16 @@ def test_opt_bad_onnx_names_file_and_node(tmp_path, capsys):
     err = capsys.readouterr().err
     _no_traceback(err)
     assert "frob.onnx" in err and "node 'frob' (Frobnicate)" in err
+
+
+def test_opt_loads_onnx_only_for_an_onnx_input(tmp_path):
+    """collage-opt on .mlir (every lit test) does not pay for importing onnx."""
+    (tmp_path / "m.mlir").write_text("func.func @f() {\n  func.return\n}\n")
+    check = ("import sys; from collage_xdsl.tools.collage_opt import main; "
+             f"assert main([{str(tmp_path / 'm.mlir')!r}]) == 0; "
+             "assert 'onnx' not in sys.modules, 'onnx imported'")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_opt_help_lists_our_passes_and_their_options(capsys):

@@ -68,10 +68,12 @@ def random_arguments(func: FuncOp, seed: int, int_high: int,
                 f"@{func.sym_name.data} argument %{arg.name_hint}: {arg.type} is not a tensor"
             )
         shape, dtype = shape_of(arg.type), np_dtype(arg.type.get_element_type())
-        bound = gather_bound(arg)
-        high = int_high if bound is None else bound
-        if cap_indices:
-            high = max(min(high, int_high), 1)
+        high = int_high
+        if np.issubdtype(dtype, np.integer):  # indices: in range of the axis they index
+            bound = gather_bound(arg)
+            high = int_high if bound is None else bound
+            if cap_indices:
+                high = max(min(high, int_high), 1)
         try:
             arrays.append(random_array(rng, shape, dtype, high))
         except MemoryError as e:

@@ -1,7 +1,7 @@
 """Costing candidates for the search: the estimator the options ask for, the cost database
 around it, the boundary costs, and a kernel's cost as part of a plan.
 
-    estimator, db = make_estimator(specs, options, module)
+    estimator, db = make_estimator(specs, options, evict=evicts(module))
     cost = kernel_cost(estimator, sub_graph, "onnxruntime")
 """
 

@@ -28,7 +28,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, diagnostic_message, not_utf8
-from collage_xdsl.frontend import parse_input_shapes, read_onnx
 from collage_xdsl.passes import get_all_passes
 from collage_xdsl.tools.pass_help import pass_help
 
@@ -82,6 +81,8 @@ class CollageOptMain(xDSLOptMain):
 
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
         """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
+        from collage_xdsl.frontend import parse_input_shapes, read_onnx  # onnx: .onnx only
+
         shapes = parse_input_shapes(self.args.input_shape)
         return read_onnx(io.read(), self.get_input_name(), shapes)[0]
 

@@ -26,7 +26,6 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from collage_xdsl.dialects import get_all_dialects
 from collage_xdsl.errors import CollageError, diagnostic_message, not_utf8
-from collage_xdsl.frontend import parse_input_shapes, read_onnx
 from collage_xdsl.ir.inputs import check_static, random_arguments
 
 
@@ -57,6 +56,8 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
     if not path.is_file():
         raise CollageError(f"{path}: no such file")
     if path.suffix == ".onnx":
+        from collage_xdsl.frontend import parse_input_shapes, read_onnx  # onnx: .onnx only
+
         module, proto = read_onnx(path.read_bytes(), str(path),
                                   parse_input_shapes(input_shapes))
         graph = proto.graph

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import partial
 from itertools import groupby
 from typing import Any
 
@@ -196,7 +197,7 @@ class MeasuredCostEstimator(CostEstimator):
         except Exception as e:
             return invalid_measurement(
                 f"{where}: run failed after 0 timed runs: {type(e).__name__}: {e}")
-        return _Timing(where, request.backend, kernel, inputs,
+        return _Timing(where, request.backend, partial(kernel, *inputs),
                        alone=request.alone and self.alone_span_s > 0)
 
     def _round(self, t: _Timing, after: _After) -> Measurement | None:
@@ -209,7 +210,7 @@ class MeasuredCostEstimator(CostEstimator):
             run = 0
             evict = None if t.alone else self.evict
             while run < self.round_runs or t.alone and self.clock() - started < ALONE_ROUND_S:
-                seconds = timed(lambda: t.kernel(*t.inputs), self.clock, evict)
+                seconds = timed(t.call, self.clock, evict)
                 t.samples.append(seconds)
                 if run > 0 or after is _After.OWN:
                     t.after_own.append(seconds)
@@ -269,8 +270,8 @@ class _Timing:
 
     where: str
     backend: str
-    kernel: Callable[..., Any]
-    inputs: list
+    call: Callable[[], Any]
+    """One call of the kernel on its inputs (a `partial`: no Python frame of ours)."""
     alone: bool = False
     """Timed as a plan's only kernel (`MeasuredCostEstimator`'s ``alone_span_s``)."""
     samples: list[float] = field(default_factory=list)

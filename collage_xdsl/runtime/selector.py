@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.timing import clocked
@@ -141,7 +142,7 @@ class PlanSelector:
             window = self._window = self._open(self.current, reference=True)
         plan, failure = self.plans[window.plan], None
         try:
-            outputs, started, seconds = clocked(lambda: plan(inputs), self.clock)
+            outputs, started, seconds = clocked(partial(plan, inputs), self.clock)
         except Exception as e:
             if window.plan == self.current:  # the plan in use fails: the caller's error
                 raise

@@ -81,7 +81,10 @@ class CollageOptMain(xDSLOptMain):
 
     def _parse_onnx(self, io: IO[bytes]) -> ModuleOp:
         """The `.onnx` frontend: xDSL hands frontends the input as a binary stream."""
-        from collage_xdsl.frontend import parse_input_shapes, read_onnx  # onnx: .onnx only
+        from collage_xdsl.frontend import (  # onnx: .onnx only
+            parse_input_shapes,
+            read_onnx,
+        )
 
         shapes = parse_input_shapes(self.args.input_shape)
         return read_onnx(io.read(), self.get_input_name(), shapes)[0]

@@ -56,7 +56,10 @@ def load_model(path: str | Path, input_shapes: Sequence[str] | None = None) -> L
     if not path.is_file():
         raise CollageError(f"{path}: no such file")
     if path.suffix == ".onnx":
-        from collage_xdsl.frontend import parse_input_shapes, read_onnx  # onnx: .onnx only
+        from collage_xdsl.frontend import (  # onnx: .onnx only
+            parse_input_shapes,
+            read_onnx,
+        )
 
         module, proto = read_onnx(path.read_bytes(), str(path),
                                   parse_input_shapes(input_shapes))

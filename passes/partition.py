@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 
 from collage_xdsl.planner.explain import write_report
 from collage_xdsl.planner.options import PartitionOptions
-from collage_xdsl.planner.plan import partition
+from collage_xdsl.planner.plan import partition, print_refinements
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,7 @@ class CollagePartitionPass(PartitionOptions, ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         explaining = self.explain is not None or self.explain_table is not None
         plans = partition(op, self, explain=explaining)
-        for plan in plans:
-            if plan.refined is not None:
-                print(plan.refined.result.summary(plan.function), file=sys.stderr)
+        print_refinements(plans, sys.stderr)
         if explaining and plans:
             write_report([p.report for p in plans], self.explain,
                          self.explain_table or sys.stderr)

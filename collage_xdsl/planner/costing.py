@@ -94,12 +94,12 @@ def boundary_costs(specs: Sequence[PartitionSpec], options: PartitionOptions,
     if isinstance(choice, TransitionCosts):
         return choice
     backends = [s for s in specs if s.backend is not None]
-    missing = [s.name for s in backends if not s.backend.can_compile]
+    missing = not_runnable(list(specs))
     if choice == "none" or (choice == "auto" and (options.estimator != "measured" or missing)):
         return NONE
     if missing:
         raise CollageError(f"collage-partition: transitions=measured runs kernels on every "
-                           f"backend; {', '.join(repr(m) for m in missing)} has no codegen hook")
+                           f"backend; {missing} has no codegen hook")
     return transition_costs([s.name for s in backends],
                             {s.name: s.backend.version for s in backends},
                             ThreadPolicy.resolve(None), db, options.backend_map())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -43,17 +44,17 @@ class Partitioned:
         `backend_options` (`kwargs` go to `Executable`)."""
         return Executable(self.module, backend_options=self.backend_options, **kwargs)
 
-    @property
+    @cached_property
     def report(self) -> dict:
         """The explain report of the search's plans as JSON (`planner.explain.to_json`)."""
         return to_json([p.report for p in self.plans])
 
-    @property
+    @cached_property
     def table(self) -> str:
         """The explain report as a human table."""
         return format_table([p.report for p in self.plans])
 
-    @property
+    @cached_property
     def refinement(self) -> dict | None:
         """What refinement did per function (`{"functions": [...]}`), None when it did not run."""
         refined = [p for p in self.plans if p.refined is not None]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -64,6 +65,13 @@ class FunctionPlan:
     """The explain report of the search's plan (on request)."""
     refined: RefinedFunction | None
     """What refinement made of the search's plan (with a budget)."""
+
+
+def print_refinements(plans: Sequence[FunctionPlan], stream: IO[str]) -> None:
+    """What refinement did, one line per refined function (`Refinement.summary`)."""
+    for plan in plans:
+        if plan.refined is not None:
+            print(plan.refined.result.summary(plan.function), file=stream)
 
 
 def candidate_cost(estimator: CostEstimator, c: CandidateKernel) -> Cost:

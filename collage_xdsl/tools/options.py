@@ -28,6 +28,7 @@ from collage_xdsl.planner.options import (
     parse_backends,
 )
 from collage_xdsl.planner.pipeline import Partitioned, partition_module
+from collage_xdsl.planner.plan import print_refinements
 from collage_xdsl.tools.model import LoadedModel, load_model
 from collage_xdsl.tools.progress import Progress
 
@@ -192,9 +193,7 @@ def partition_model(module: ModuleOp, options: PartitionOptions, progress: Progr
     """`partition_module` with `progress`; what refinement did, one line per function on
     stderr."""
     partitioned = partition_module(module, options, progress)
-    for plan in partitioned.plans:
-        if plan.refined is not None:
-            print(plan.refined.result.summary(plan.function), file=sys.stderr)
+    print_refinements(partitioned.plans, sys.stderr)
     return partitioned
 
 

@@ -200,6 +200,8 @@ def test_measured_compile_reuses_the_cost_database(example_file, tmp_path, capsy
     (["bench", "{mlp}", "--rounds", "0"], "--rounds must be at least 1"),
     (["bench", "{mlp}", "--seed", "-5"], "--seed must be >= 0, got -5"),
     (["bench", "missing.onnx"], "missing.onnx: no such file"),
+    (["bench", "missing.onnx", "--refine-budget", "x"],  # options first, as compile does
+     "--refine-budget must be auto or a number of seconds >= 0, got x"),
 ])
 def test_command_errors_are_one_line(example_file, capsys, args, message):
     args = [a.replace("{mlp}", str(example_file("mlp"))) for a in args]

@@ -28,13 +28,12 @@ from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.model import (
     check_input_options,
     load_inputs,
-    load_model,
     random_inputs,
 )
 from collage_xdsl.tools.options import (
     kernel_summary,
+    load_and_partition,
     model_command,
-    partition_model,
     partition_options,
 )
 from collage_xdsl.tools.progress import Progress
@@ -90,17 +89,15 @@ def whole_model(backend: str, model, policy: ThreadPolicy,
                       threads=policy, backend_options=backend_options).run
 
 
-def configurations(args: argparse.Namespace, model, policy: ThreadPolicy,
-                   progress: Progress) -> tuple[dict[str, Run], Partitioned]:
-    """Each backend alone, then `collage`; and Collage's partition."""
-    options = partition_options(args)
+def configurations(model, partitioned: Partitioned, backends: Sequence[str],
+                   policy: ThreadPolicy, progress: Progress) -> dict[str, Run]:
+    """Each of `backends` alone, then `collage` (`partitioned`)."""
     progress("compiling each backend alone")
-    configs: dict[str, Run] = {b: whole_model(b, model, policy, options.backend_map())
-                               for b in options.backends}
-    partitioned = partition_model(model.module, options, progress)
+    configs: dict[str, Run] = {b: whole_model(b, model, policy, partitioned.backend_options)
+                               for b in backends}
     progress("compiling collage's plan")
     configs["collage"] = partitioned.executable(threads=policy).run
-    return configs, partitioned
+    return configs
 
 
 def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: ThreadPolicy,
@@ -160,13 +157,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
                            "not negative")
     check_input_options(args)
+    options = partition_options(args)
     policy = ThreadPolicy()
     with Progress(quiet=args.quiet) as progress:
-        progress(f"importing {args.model}")
-        model = load_model(args.model, args.input_shape)
+        model, partitioned = load_and_partition(args, options, progress)
         inputs = load_inputs(model, args.inputs) if args.inputs else \
             random_inputs(model, args.seed)
-        configs, partitioned = configurations(args, model, policy, progress)
+        configs = configurations(model, partitioned, options.backends, policy, progress)
         partition_line = kernel_summary(partitioned)
         progress("checking that the outputs agree")
         check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)

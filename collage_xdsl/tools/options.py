@@ -12,8 +12,6 @@ import math
 import sys
 from collections import Counter
 
-from xdsl.dialects.builtin import ModuleOp
-
 from collage_xdsl.backends.tvm.options import (
     MODES,
     TuningOptions,
@@ -188,15 +186,6 @@ def plan_summary(partitioned: Partitioned) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def partition_model(module: ModuleOp, options: PartitionOptions, progress: Progress
-                    ) -> Partitioned:
-    """`partition_module` with `progress`; what refinement did, one line per function on
-    stderr."""
-    partitioned = partition_module(module, options, progress)
-    print_refinements(partitioned.plans, sys.stderr)
-    return partitioned
-
-
 def model_command(sub: argparse._SubParsersAction, name: str, help: str, description: str,
                   *, backends_default: str | None = BACKENDS_DEFAULT) -> argparse.ArgumentParser:
     """A sub-command that takes a model and the partition options."""
@@ -208,7 +197,10 @@ def model_command(sub: argparse._SubParsersAction, name: str, help: str, descrip
 
 def load_and_partition(args: argparse.Namespace, options: PartitionOptions, progress: Progress
                        ) -> tuple[LoadedModel, Partitioned]:
-    """The model `args` name, imported and partitioned (`partition_model`)."""
+    """The model `args` name, imported and partitioned (`partition_module`); what
+    refinement did, one line per function on stderr."""
     progress(f"importing {args.model}")
     model = load_model(args.model, args.input_shape)
-    return model, partition_model(model.module, options, progress)
+    partitioned = partition_module(model.module, options, progress)
+    print_refinements(partitioned.plans, sys.stderr)
+    return model, partitioned

@@ -49,7 +49,7 @@ Per model:
 5. Additive error of the `collage-search` and `collage` plans, two ways
    (`_additivity`): the search's view, the estimate from the cost database (the called
    kernels' `collage.cost` plus the boundary model the partition used,
-   `collage_xdsl.core.boundaries.outlined_estimate`) against the plan's run measured now; and
+   `collage_xdsl.core.outline.outlined_estimate`) against the plan's run measured now; and
    side by side (`collage_xdsl.runtime.additivity`, `--additivity-rounds`): every kernel call
    of the run timed alone now plus the same boundary model, against the run, in the
    same rounds. The first mixes the model's error with the machine's drift since the

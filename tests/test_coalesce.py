@@ -21,11 +21,11 @@ def test_coalesce_merges_touching_kernels_of_one_backend():
     g = DataflowGraph(main_of(parse(DIAMOND)))
     kernels = [Kernel(SubGraph(g, nodes(g, n)), "tvm", 1.0) for n in ("a", "r", "s", "e")]
     kernels.append(Kernel(SubGraph(g, nodes(g, "m")), "onnxruntime", 1.0))
-    merged = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
+    merged = coalesce(kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
     assert sorted((k.backend, k.inside, k.cost) for k in merged) == sorted([
         ("tvm", nodes(g, "a", "r", "s", "e"), 4.0), ("onnxruntime", nodes(g, "m"), 1.0)])
     # a depth limit stops the merge early
-    limited = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True,
+    limited = coalesce(kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True,
                                                          max_depth=2)))
     assert all(k.sub_graph.depth <= 2 for k in limited) and len(limited) > 2
 
@@ -48,7 +48,7 @@ def test_coalesce_costed_keeps_a_merge_only_when_it_is_no_dearer(merged_cost, la
         asked.extend(k.inside for k in merged)
         return [merged_cost for _ in merged]
 
-    result = coalesce_costed(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
+    result = coalesce_costed(kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
                              cost_of, lambda backend: launch)
     assert asked == [nodes(g, "a", "r", "s", "e")]  # only the merged kernel is costed
     got = sorted((k.backend, k.inside, k.cost) for k in result)
@@ -68,7 +68,7 @@ def test_coalesce_costed_with_a_shared_constant_keeps_each_kernel_once(merged_co
     kernels = [Kernel(SubGraph(g, nodes(g, "a") | c), "tvm", 1.0)]
     kernels += [Kernel(SubGraph(g, nodes(g, n)), "tvm", 1.0) for n in ("r", "s", "e")]
     kernels.append(Kernel(SubGraph(g, nodes(g, "m") | c), "onnxruntime", 1.0))
-    result = coalesce_costed(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
+    result = coalesce_costed(kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)),
                              lambda merged: [merged_cost for _ in merged], lambda backend: 0.0)
     got = sorted((k.backend, k.inside) for k in result)
     if merged_cost < 4:
@@ -85,5 +85,5 @@ def test_coalesce_never_creates_a_cycle():
     kernels = [Kernel(SubGraph(g, nodes(g, "a")), "tvm"),
                Kernel(SubGraph(g, nodes(g, "s")), "onnxruntime"),
                Kernel(SubGraph(g, nodes(g, "m")), "tvm")]
-    merged = coalesce(g, kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
+    merged = coalesce(kernels, _valid(SubGraphConfig(max_exits=0, allow_taps=True)))
     assert sorted(k.inside for k in merged) == sorted(k.inside for k in kernels)

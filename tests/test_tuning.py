@@ -108,7 +108,7 @@ def test_crashing_tuner_falls_back_to_the_loop_nest_schedule(db, monkeypatch, ca
     first = compile_kernel("tvm", kernel(), options=tuned)
     np.testing.assert_allclose(first([a, b])[0], expected, rtol=1e-5, atol=1e-5)
     reason = "MetaSchedule crashed: signal 11 (SIGSEGV) in tvm::ffi::ToJSONGraph"
-    assert first.notes == [f"tvm-tune=metaschedule: {reason}; using the loop-nest schedule"]
+    assert first.notes == [f"tvm tune=metaschedule: {reason}; using the loop-nest schedule"]
     second = compile_kernel("tvm", kernel(), options=tuned)  # not tuned again, not reported again
     assert second.notes == first.notes
     assert capsys.readouterr().err.count(reason) == 1

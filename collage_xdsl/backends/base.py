@@ -55,10 +55,10 @@ from collage_xdsl.errors import CollageError
 OpPredicate = Callable[[Operation], bool]
 
 REGION_CONFIG = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
+"""Maximal regions: any number of exits, taps allowed, unbounded depth."""
 
 MAX_CANDIDATES_PER_NODE = 64
 """Default cap on fused candidates sharing a lowest node (see `CombinePartitionRule`)."""
-"""Maximal regions: any number of exits, taps allowed, unbounded depth."""
 
 
 class FusionStyle(str, Enum):

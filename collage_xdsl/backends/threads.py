@@ -7,7 +7,8 @@ Threads: ``COLLAGE_THREADS`` or the CPUs this process may run on. ONNX Runtime: 
 intra-op threads, one inter-op, its workers pinned, spinning only while a run is under way
 (``"run"``: threads left spinning slow whatever the process runs next). OpenVINO: one
 stream, that many threads pinned, the latency hint, f32 (its CPU default here is bf16).
-TVM: its pool sized before it exists. Why each setting: `docs/measurement.md`, "Threads".
+TVM: its pool sized before it exists. Why each setting: `docs/measurement.md`,
+"Backends and their threads".
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def supported(graph: DataflowGraph, backend: Backend) -> int:
 def maximal_regions(graph: DataflowGraph, nodes: int, backend: str) -> list[Kernel]:
     """The maximal convex regions of `nodes` (MaxCoalesce of singletons)."""
     singletons = [Kernel(SubGraph(graph, single(i)), backend) for i in bits(nodes)]
-    return coalesce(graph, singletons, lambda sub, _: sub.is_valid(ANY_SHAPE))
+    return coalesce(singletons, lambda sub, _: sub.is_valid(ANY_SHAPE))
 
 
 FUSIONS = ("backend", "whole", "none")

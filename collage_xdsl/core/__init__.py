@@ -1,1 +1,2 @@
-"""The Collage core: dataflow graph, sub-graphs, patterns, partition rules, candidates, costs, the search and kernel regions."""
+"""The Collage core: dataflow graph, sub-graphs, patterns, partition rules, candidates,
+costs, the search and kernel regions."""

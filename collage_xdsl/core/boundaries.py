@@ -1,6 +1,7 @@
 """Boundary costs: what a whole-model run pays beyond its kernels' isolated costs.
 
-    costs = TransitionCosts(base=5e-6, launch={"tvm": 1e-6}, crossing={("tvm", "ort"): (2e-6, 0)})
+    costs = TransitionCosts(base=5e-6, launch={"tvm": 1e-6},
+                            crossing={("tvm", "onnxruntime"): (2e-6, 0)})
     plan_estimate(graph, kernels, costs).total
 
     estimate(plan) = base + sum_k (cost_k + launch[b_k]) + sum_{a -> b, a != b} crossing

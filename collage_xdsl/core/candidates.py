@@ -19,7 +19,6 @@ from xdsl.dialects.func import FuncOp
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, first, single
 from collage_xdsl.core.subgraph import SubGraph
-from collage_xdsl.dialects.collage import OpPatternKind
 from collage_xdsl.errors import CollageError
 
 
@@ -87,33 +86,6 @@ def singleton(graph: DataflowGraph, index: int, spec: PartitionSpec, rule_name: 
     return CandidateKernel(
         SubGraph(graph, single(index)), spec, rule_name or short_name(graph, index), cost
     )
-
-
-def fusion_kind(candidate: CandidateKernel) -> OpPatternKind:
-    """The kind the by-kind combiners compare: the sub-graph's kind, except that a tuple
-    inside counts as injective (as TVM's tuple combiners treat it), so a fused
-    `concat((reshape(a), transpose(b)))` still fuses with a downstream injective op."""
-    sub = candidate.sub_graph
-    if sub.kind != OpPatternKind.TUPLE:
-        return sub.kind
-    nodes = sub.graph.nodes
-    kinds = (nodes[i].kind for i in bits(sub.inside & sub.graph.kernel_nodes))
-    return max((OpPatternKind.INJECTIVE if k == OpPatternKind.TUPLE else k for k in kinds))
-
-
-def union(graph: DataflowGraph, parts: Sequence[CandidateKernel]) -> CandidateKernel:
-    """The disjoint union of `parts`' sub-graphs, named by joining their rule names.
-
-    Its label joins the distinct labels of its nested composites in node order, so the
-    same nodes and composites get the same label whatever order they were united in
-    (and deduplicate)."""
-    sub = parts[0].sub_graph
-    for p in parts[1:]:
-        sub = sub.disjoint_union(p.sub_graph)
-    label = "+".join(dict.fromkeys(n.label for n in sub.nested))
-    if label != sub.label:
-        sub = SubGraph(graph, sub.inside, label, sub.nested)
-    return CandidateKernel(sub, parts[0].spec, "+".join(p.rule_name for p in parts))
 
 
 def node_name(graph: DataflowGraph, index: int) -> str:

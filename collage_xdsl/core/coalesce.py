@@ -2,21 +2,19 @@
 stays valid; `coalesce_costed` keeps a merged kernel only when it costs no more than its
 parts with their launches.
 
-    merged = coalesce(graph, kernels, lambda sub, backend: sub.is_valid(config))
+    merged = coalesce(kernels, lambda sub, backend: sub.is_valid(config))
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph
 
 
-def coalesce(
-    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool]
-) -> list[Kernel]:
+def coalesce(kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool]
+             ) -> list[Kernel]:
     """MaxCoalesce: merge touching kernels of one backend while `is_valid(union, backend)`.
 
     Kernels are visited in dataflow order; each absorbs its touching same-backend
@@ -48,13 +46,13 @@ def coalesce(
 
 
 def coalesce_costed(
-    graph: DataflowGraph, kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool],
+    kernels: Sequence[Kernel], is_valid: Callable[[SubGraph, str], bool],
     cost_of: Callable[[Sequence[Kernel]], Sequence[float]], launch: Callable[[str], float],
 ) -> list[Kernel]:
     """`coalesce`, then each merged kernel costed by `cost_of` (all merged kernels in one
     call; NaN or infinite: no cost) and kept with that cost when ``cost + launch`` is at
     most its parts' costs plus one launch each; otherwise its parts are kept instead."""
-    merged = coalesce(graph, kernels, is_valid)
+    merged = coalesce(kernels, is_valid)
     parts = {k.inside: k for k in kernels}
     fresh = [k for k in merged if k.inside not in parts]
     result = [k for k in merged if k.inside in parts]

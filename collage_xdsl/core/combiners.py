@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import product
 from weakref import WeakKeyDictionary
 
-from collage_xdsl.core.candidates import CandidateKernel, fusion_kind, singleton, union
+from collage_xdsl.core.candidates import CandidateKernel, singleton
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits, first
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
@@ -40,6 +40,33 @@ def is_valid(graph: DataflowGraph, sub_graph: SubGraph, config: SubGraphConfig) 
     if valid is None:
         valid = cache[key] = sub_graph.is_valid(config)
     return valid
+
+
+def fusion_kind(candidate: CandidateKernel) -> OpPatternKind:
+    """The kind the by-kind combiners compare: the sub-graph's kind, except that a tuple
+    inside counts as injective (as TVM's tuple combiners treat it), so a fused
+    `concat((reshape(a), transpose(b)))` still fuses with a downstream injective op."""
+    sub = candidate.sub_graph
+    if sub.kind != OpPatternKind.TUPLE:
+        return sub.kind
+    nodes = sub.graph.nodes
+    kinds = (nodes[i].kind for i in bits(sub.inside & sub.graph.kernel_nodes))
+    return max((OpPatternKind.INJECTIVE if k == OpPatternKind.TUPLE else k for k in kinds))
+
+
+def union(graph: DataflowGraph, parts: Sequence[CandidateKernel]) -> CandidateKernel:
+    """The disjoint union of `parts`' sub-graphs, named by joining their rule names.
+
+    Its label joins the distinct labels of its nested composites in node order, so the
+    same nodes and composites get the same label whatever order they were united in
+    (and deduplicate)."""
+    sub = parts[0].sub_graph
+    for p in parts[1:]:
+        sub = sub.disjoint_union(p.sub_graph)
+    label = "+".join(dict.fromkeys(n.label for n in sub.nested))
+    if label != sub.label:
+        sub = SubGraph(graph, sub.inside, label, sub.nested)
+    return CandidateKernel(sub, parts[0].spec, "+".join(p.rule_name for p in parts))
 
 
 class CandidateSet:

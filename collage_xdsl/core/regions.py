@@ -250,7 +250,7 @@ _Region = tuple[str, list[Operation], list["_Region"]]
 
 def recover_kernels(func: FuncOp) -> tuple[DataflowGraph, list[Kernel]]:
     """Inline the `collage.kernel` regions of `func` (composites included) and return its
-    dataflow graph with one kernel per region: the inverse of `partition`."""
+    dataflow graph with one kernel per region: the inverse of `form_regions`."""
     found: list[tuple[KernelOp, _Region]] = []
     for op in list(func.body.block.ops):
         if isinstance(op, KernelOp):

@@ -192,7 +192,8 @@ class OnnxImporter:
                 if not d.HasField("dim_value"):
                     raise self.error(
                         f"input '{info.name}' has symbolic dimension "
-                        f"'{d.dim_param or '?'}'; fix it with input_shapes={{'{info.name}': [...]}} "
+                        f"'{d.dim_param or '?'}'; fix it with "
+                        f"input_shapes={{'{info.name}': [...]}} "
                         f"(on the command line: --input-shape {info.name}:D1,D2,...)"
                     )
                 shape.append(d.dim_value)

@@ -1,1 +1,2 @@
-"""What the IR holds and means: tensors and weights, the reference interpreter, seeded inputs, structural hashes."""
+"""What the IR holds and means: tensors and weights, the reference interpreter, seeded
+inputs, structural hashes."""

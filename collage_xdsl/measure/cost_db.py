@@ -205,7 +205,7 @@ class CostDatabase:
 
     def _upgrade_from_1(self) -> None:
         """Add version 2's ``sequence`` column (0 for the costs already there, which were
-        measured without it and are keyed so: `collage_xdsl.measure.estimator.measurement`)."""
+        measured without it and are keyed so: `collage_xdsl.measure.measured.measurement`)."""
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             version = self._conn.execute(

@@ -8,9 +8,10 @@ is timed as one). Every estimator memoises by ``(key, backend, alone)``, so stru
 equal candidates are costed once per estimator.
 
 * :class:`MockCostEstimator` -- deterministic, for tests and the ``mock`` pass option.
-* :class:`MeasuredCostEstimator` -- compiles through a backend hook, warms up, repeats
-  until the statistic is stable or a budget is spent, and keeps the spread. A compile or
-  run failure is an Invalid cost that keeps its reason; it never escapes as an exception.
+* `collage_xdsl.measure.measured.MeasuredCostEstimator` -- compiles through a backend
+  hook, warms up, repeats until the statistic is stable or a budget is spent, and keeps
+  the spread. A compile or run failure is an Invalid cost that keeps its reason; it never
+  escapes as an exception.
 """
 
 from __future__ import annotations

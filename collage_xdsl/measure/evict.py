@@ -6,7 +6,8 @@ where the kernels before it displaced its data.
     needs_eviction(module, threads=2)   # False when a whole run fits in the L2 caches
 
 The evictor writes one byte per cache line of a buffer as large as the L2 caches of
-`threads` cores (from sysfs). Measured effects: `docs/measurement.md`, "Eviction".
+`threads` cores (from sysfs). Measured effects: `docs/measurement.md`, "L2 eviction,
+and when not".
 """
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ class MeasuredCostEstimator(CostEstimator):
 
     Kernels are measured in batches (`measurement_batches`), compiled first and then timed
     round by round in alternation (`measure_group`), so that a kernel's rounds spread over
-    the time the batch takes (`docs/measurement.md`, "Kernels").
+    the time the batch takes (`docs/measurement.md`, "Batches and alternation").
     """
 
     def __init__(

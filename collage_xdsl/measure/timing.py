@@ -8,10 +8,10 @@ sample of each configuration in a balanced order.
     samples = interleave(["a", "b"], range(30), lambda name: sample_of(name))
 
 The kernel estimator, the additivity check, boundary calibration, plan scoring, the
-run-time plan selector, profiles, `collage bench` and the benchmarks all time through these. A sample is
-a first call (what the previous configuration left behind) and the mean of the calls
-after it (the configuration itself); rounds follow `balanced_order`, so each
-configuration runs first, and right after each other one, equally often. Why:
+run-time plan selector, profiles, `collage bench` and the benchmarks all time through
+these. A sample is a first call (what the previous configuration left behind) and the
+mean of the calls after it (the configuration itself); rounds follow `balanced_order`,
+so each configuration runs first, and right after each other one, equally often. Why:
 `docs/measurement.md`.
 """
 

@@ -73,7 +73,8 @@ class WorkerProcess:
         threads: int | None = None,
     ):
         """Start ``target(conn, *args)`` in a process called `name` (`enter_worker` with
-        `threads`, default the process's, first) and wait until it is ready; `what` names it in `WorkerStartError`."""
+        `threads`, default the process's, first) and wait until it is ready; `what` names
+        it in `WorkerStartError`."""
         ctx = multiprocessing.get_context("spawn")  # no inherited library thread pools
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(

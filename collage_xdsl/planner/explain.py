@@ -53,7 +53,7 @@ class KernelReport:
 
 @dataclass(frozen=True)
 class AloneTotal:
-    """The search's total with one backend enabled (`collage_xdsl.core.search.alone_totals`)."""
+    """The search's total with one backend enabled (`collage_xdsl.planner.plan.alone_totals`)."""
 
     backend: str
     total: Cost | None
@@ -112,7 +112,7 @@ def explain_function(
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
     (from the estimator's memo: nothing is estimated twice); `alone` is
-    `collage_xdsl.core.search.alone_totals`'s result; `sequence_of` says how much of a
+    `collage_xdsl.planner.plan.alone_totals`'s result; `sequence_of` says how much of a
     kernel's cost is its sequence cost."""
     by_inside: dict[int, list[CandidateKernel]] = {}
     for c in candidates:

@@ -159,7 +159,7 @@ class _Planner:
         kernels = [Kernel(c.sub_graph, c.spec.name, self.cost_of(c).seconds)
                    for c in result.chosen if c.spec.backend is not None]
         if self.options.coalesce:
-            kernels = coalesce_costed(graph, kernels, self.valid,
+            kernels = coalesce_costed(kernels, self.valid,
                                       lambda ks: merged_costs(self.estimator, ks),
                                       transitions.kernel)
         report = self._report(graph, kernels, candidates, result, transitions, hits0,

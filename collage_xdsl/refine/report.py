@@ -23,10 +23,11 @@ class RefineError(CollageError):
 @dataclass(frozen=True)
 class RefineOptions:
     """`budget_s`: wall seconds for the whole refinement (0: nothing is tried), or
-    `"auto"` (see the module docstring); `seed`: the RNG seed ordering the mutations;
-    `min_gain`: how much faster (relative) a mutation must be to replace the incumbent (a
-    seed, a baseline Collage must not lose to, and a climb's result, each of whose steps
-    gained that much, only need to be faster with confidence)."""
+    `"auto"` (sized by the driver, `docs/refinement.md`, "Budget"); `seed`: the RNG seed
+    ordering the mutations; `min_gain`: how much faster (relative) a mutation must be to
+    replace the incumbent (a seed, a baseline Collage must not lose to, and a climb's
+    result, each of whose steps gained that much, only need to be faster with
+    confidence)."""
 
     budget_s: float | str = 30.0
     seed: int = 0

@@ -1,1 +1,2 @@
-"""Running partitioned modules: the executable, the run-time plan selector, artifacts and output agreement."""
+"""Running partitioned modules: the executable, the run-time plan selector, artifacts and
+output agreement."""

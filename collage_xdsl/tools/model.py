@@ -151,7 +151,8 @@ def summary(name: str, value: np.ndarray) -> str:
     if a.size:
         f = a.astype(np.float64)
         stats = f"min={f.min():.6g} max={f.max():.6g} mean={f.mean():.6g}"
-    return f"{name}: shape={list(a.shape)} dtype={a.dtype} {stats} crc32={zlib.crc32(a.tobytes()):08x}"
+    crc = zlib.crc32(a.tobytes())
+    return f"{name}: shape={list(a.shape)} dtype={a.dtype} {stats} crc32={crc:08x}"
 
 
 def onnxruntime_outputs(path: Path, names: list[str], inputs: Sequence[np.ndarray],

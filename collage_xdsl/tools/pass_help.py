@@ -57,6 +57,7 @@ def pass_help(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
             default = f.default if f.default is not MISSING else f.default_factory() \
                 if f.default_factory is not MISSING else ""
             option = f"{f.name.replace('_', '-')}={_default(default)}"
-            lines += textwrap.wrap(docs.get(f.name, ""), WIDTH, initial_indent=f"      {option:<32} ",
+            lines += textwrap.wrap(docs.get(f.name, ""), WIDTH,
+                                   initial_indent=f"      {option:<32} ",
                                    subsequent_indent=" " * 39) or [f"      {option}"]
     return "\n".join(lines)

@@ -60,7 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         model = load_model(args.model, args.input_shape)
         execute = partial(run_module, model.module)
     if args.check and model.onnx_path is None:
-        raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an .onnx model")
+        raise CollageError(f"{args.model}: --check compares with onnxruntime, it needs an "
+                           ".onnx model")
     inputs = load_inputs(model, args.inputs) if args.inputs else random_inputs(model, args.seed)
     outputs = [np.asarray(o) for o in execute(inputs)]
     for name, value in zip(model.output_names, outputs):

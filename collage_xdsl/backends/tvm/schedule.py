@@ -3,7 +3,8 @@
 `LoopNestSchedule` gives every block the output-stationary shape: outer spatial loops
 fused and parallel, the reduction loops in the middle, one spatial loop innermost for
 LLVM to vectorize. The reduction order is unchanged, so results are bit-identical to the
-unscheduled code; no tuning is involved (`docs/measurement.md`, "TVM").
+unscheduled code; no tuning is involved (`docs/measurement.md`, "Backends and their
+threads": TVM's target and schedule).
 """
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ def _tune_in_child(tasks: dict[str, tirx.PrimFunc], target, options: TuningOptio
 
 
 def _report(reason: str, notes: list[str]) -> None:
-    notes.append(f"tvm-tune=metaschedule: {reason}; using the loop-nest schedule")
+    notes.append(f"tvm tune=metaschedule: {reason}; using the loop-nest schedule")
     if not _REPORTED:
         _REPORTED.append(reason)
         print(f"collage: {notes[-1]}", file=sys.stderr)

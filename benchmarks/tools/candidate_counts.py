@@ -24,7 +24,7 @@ from collage_xdsl.core.candidates import CandidateKernel, generate_candidates
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.regions import partitionable_functions
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.measure.timing import timed
+from collage_xdsl.measure.timing import clocked
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_models import MODELS, display_name, model_file  # noqa: E402  (not a package)
@@ -35,14 +35,12 @@ def count(module: ModuleOp, backends: list[str], depth: int) -> tuple[int, Count
     took to build its graph and generate them."""
     (func,) = partitionable_functions(module)
     specs = gather_specs(backends, native_max_depth=depth, byoc_max_depth=depth)
-    found: list[tuple[DataflowGraph, list[CandidateKernel]]] = []
 
-    def generate() -> None:
+    def generate() -> tuple[DataflowGraph, list[CandidateKernel]]:
         graph = DataflowGraph(func)
-        found.append((graph, generate_candidates(graph, specs)))
+        return graph, generate_candidates(graph, specs)
 
-    seconds = timed(generate)
-    ((graph, candidates),) = found
+    (graph, candidates), _, seconds = clocked(generate)
     return len(graph), Counter(c.spec.name for c in candidates), seconds
 
 

@@ -23,7 +23,7 @@ from xdsl.ir import Block, Region
 from collage_xdsl.backends import compile_kernel, runnable_backends
 from collage_xdsl.backends.threads import DEFAULT_SPINNING, SPINNING, ThreadPolicy
 from collage_xdsl.ir.tensors import constant_op, tensor_type
-from collage_xdsl.measure.timing import interleave, timed
+from collage_xdsl.measure.timing import clocked, interleave, timed
 
 
 def _kernel(name: str, shape: tuple[int, ...], build: Callable) -> FuncOp:
@@ -70,8 +70,8 @@ def main() -> None:
         x = rng.normal(size=func.function_type.inputs.data[0].get_shape()).astype(np.float32)
         compiled, compile_s = {}, {}
         for backend in runnable_backends():
-            compile_s[backend] = timed(lambda b=backend: compiled.update(
-                {b: compile_kernel(b, func, policy)}))
+            compiled[backend], _, compile_s[backend] = clocked(
+                lambda b=backend: compile_kernel(b, func, policy))
             compiled[backend]([x])  # warm-up
         times = interleave(list(compiled), range(args.repeat),
                            lambda b: timed(lambda: compiled[b]([x])))

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.measure.timing import timed
+from collage_xdsl.measure.timing import clocked
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_models import MODELS, display_name, model_file  # noqa: E402  (not a package)
@@ -37,12 +37,12 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as work:
         for name in MODELS:
             path = model_file(name, Path(work))
-            modules: list[ModuleOp] = []
-            imported = timed(lambda: modules.append(import_onnx(path)))
-            (module,) = modules
-            texts: list[str] = []
-            printing = sum(timed(lambda g=g: texts.append(printed(module, g)))
-                           for g in (False, True)) / 2
+            module, _, imported = clocked(lambda: import_onnx(path))
+            texts, printing = [], 0.0
+            for generic in (False, True):
+                text, _, seconds = clocked(lambda g=generic: printed(module, g))
+                texts.append(text)
+                printing += seconds / 2
             ops = sum(1 for _ in module.walk()) - 2
             print(f"{display_name(name):<22}{ops:>6}{imported:>10.3f}{printing:>9.3f}"
                   f"{len(texts[0]):>9}{len(texts[1]):>9}")

@@ -27,9 +27,9 @@ from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.outline import outline_kernels
 from collage_xdsl.core.regions import partitionable_functions
 from collage_xdsl.frontend import import_onnx
-from collage_xdsl.measure.timing import timed
+from collage_xdsl.measure.timing import clocked, timed
 from collage_xdsl.planner.options import PartitionOptions
-from collage_xdsl.planner.plan import FunctionPlan, partition
+from collage_xdsl.planner.plan import partition
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_models import display_name, model_file  # noqa: E402  (not a package)
@@ -57,8 +57,7 @@ def main(argv: list[str] | None = None) -> None:
             module = import_onnx(model_file(name, Path(work)))
             (main_func,) = partitionable_functions(module)
             nodes = len(DataflowGraph(main_func))
-            plans: list[FunctionPlan] = []
-            partition_s = timed(lambda: plans.extend(partition(module, options, explain=True)))
+            plans, _, partition_s = clocked(lambda: partition(module, options, explain=True))
             (report,) = [p.report for p in plans]
             kernels = sum(isinstance(op, KernelOp) for op in module.walk())
             outline_s = timed(lambda: outline_kernels(module))

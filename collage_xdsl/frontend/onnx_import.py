@@ -21,9 +21,10 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
+from collage_xdsl.dialects.collage import ConstantOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend.context import FrontendError, NodeContext, Value, onnx_dtype
 from collage_xdsl.frontend.converters import CONVERTERS
@@ -43,6 +44,13 @@ _SHAPE_ONLY = {"Shape", "Size"}
 def _sanitize(name: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_$.-]", "_", name)
     return name if name and not name[0].isdigit() else f"_{name}"
+
+
+def node_value_name(name: str) -> str:
+    """The SSA name of a node's results: `_sanitize`d, a final `_N` written `.N` (MLIR
+    printers take `_N` for their own uniquing suffix and would drop it): `conv_2` ->
+    `conv.2`, `/layer1/Conv` -> `_layer1_Conv`."""
+    return re.sub(r"_(\d+)$", r".\1", _sanitize(name))
 
 
 class OnnxImporter:
@@ -233,7 +241,11 @@ class OnnxImporter:
         return {v.name: v.type for v in [*g.value_info, *g.output, *g.input]}
 
     def convert(self, node: onnx.NodeProto) -> None:
+        """Convert one node; the ops it becomes (constants aside) take its name, or its
+        first output's, as their results' SSA name (`%conv1`), so plans, reports and
+        pictures name ops as the model does."""
         ctx = NodeContext(self, node, self.opset)
+        last = self.block.last_op
         for name in node.input:
             if name and name not in self.values:
                 raise ctx.error(f"input '{name}' is not defined before the node")
@@ -243,6 +255,7 @@ class OnnxImporter:
             outputs = self.fold(ctx)
         else:
             outputs = list(self.converters[node.op_type](ctx))
+            self.name_results(last, node_value_name(ctx.name))
         for i, name in enumerate(node.output):
             if not name:
                 continue
@@ -254,6 +267,15 @@ class OnnxImporter:
             if isinstance(value, SSAValue):
                 self.check_type(ctx, name, value.type)
             self.values[name] = value
+
+    def name_results(self, last: Operation | None, name: str) -> None:
+        """Name the results of the ops added after `last` (constants keep no name)."""
+        op = self.block.first_op if last is None else last.next_op
+        while op is not None:
+            if not isinstance(op, ConstantOp):
+                for result in op.results:
+                    result.name_hint = name
+            op = op.next_op
 
     def fold(self, ctx: NodeContext) -> list[np.ndarray]:
         """Evaluate a node whose inputs are all known with onnx's reference evaluator."""

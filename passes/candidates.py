@@ -1,5 +1,5 @@
-"""`collage-candidates`: print every candidate kernel (Collage Phases 1 and 2); the IR is
-unchanged.
+"""`collage-candidates`: print every candidate kernel (Collage Phases 1 and 2) that the
+placement constraints offer (`pin`, `forbid`, `min-kernel-ops`); the IR is unchanged.
 
     collage-opt model.mlir -p 'collage-candidates{backends=tvm,onnxruntime tvm-max-depth=8}'
 
@@ -32,12 +32,13 @@ class CollageCandidatesPass(CandidateOptions, ModulePass):
     name = "collage-candidates"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        specs = self.specs()
+        specs, constraints = self.specs(), self.constraints()
         for func in op.walk():
             if not isinstance(func, FuncOp) or func.is_declaration:
                 continue
             graph = DataflowGraph(func)
-            candidates = generate_candidates(graph, specs)
+            candidates = constraints.filter(graph, generate_candidates(graph, specs),
+                                            constraints.allowed(graph, specs))
             print(f"// candidates @{func.sym_name.data}: {len(candidates)}")
             for candidate in candidates:
                 print(candidate.describe(graph))

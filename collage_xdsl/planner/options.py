@@ -18,6 +18,7 @@ from collage_xdsl.backends import (
 )
 from collage_xdsl.backends.base import MAX_CANDIDATES_PER_NODE, FusionStyle
 from collage_xdsl.core.candidates import PartitionSpec
+from collage_xdsl.core.placement import Constraints
 from collage_xdsl.core.subgraph import SubGraphConfig
 from collage_xdsl.errors import CollageError
 from collage_xdsl.refine.report import RefineOptions
@@ -44,6 +45,23 @@ class CandidateOptions:
     backend_options: str = ""
     """Backend options, `NAME: KEY=VALUE ...; NAME: ...` (e.g. `test: ops=relu,add
     fusion=tvm` or `tvm: tune=metaschedule trials=16`)."""
+    pin: str = ""
+    """Ops pinned to a backend, `SELECTOR=BACKEND;...`; a selector is `op:KIND` or a glob
+    over node names (`collage_xdsl.core.placement`)."""
+    forbid: str = ""
+    """Backends forbidden for matching ops, `SELECTOR=B1,B2;...`."""
+    min_kernel_ops: int = 0
+    """BYOC kernels of fewer ops are not offered (0: any size)."""
+    min_kernel_seconds: float | int = 0.0
+    """BYOC kernels estimated faster than this are not offered (0: any)."""
+    no_fallback: bool = False
+    """Fail, listing them, when ops no enabled BYOC backend accepts would fall back to the
+    native backend."""
+
+    def constraints(self) -> Constraints:
+        """The placement constraints these options ask for."""
+        return Constraints.parse(self.pin, self.forbid, self.min_kernel_ops,
+                                 float(self.min_kernel_seconds), self.no_fallback)
 
     def backend_map(self) -> BackendOptions:
         return parse_backend_options(self.backend_options)

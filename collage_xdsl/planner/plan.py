@@ -125,6 +125,7 @@ class _Planner:
         options.check(self.specs)
         self.estimator, self.db = make_estimator(self.specs, options, evicts(module))
         self.configs = options.coalesce_configs(self.specs)
+        self.constraints = options.constraints()
         self.budget: Budget | None = None
         """The refinement budget, shared by the functions; it starts with the first."""
         self.other_hosts = 0
@@ -147,11 +148,16 @@ class _Planner:
         hits0, misses0 = self._db_counts()
         graph = DataflowGraph(func)
         self.progress(f"candidates @{name}")
-        candidates = generate_candidates(graph, self.specs)
+        allowed = self.constraints.allowed(graph, self.specs)
+        candidates = self.constraints.filter(graph, generate_candidates(graph, self.specs),
+                                             allowed)
         self.progress(f"costs @{name}: {len(candidates)} candidates")
         self.estimator.estimate_all(  # all at once: measured in batches, one progress bar
             kernel_request(c.sub_graph, c.spec.name)
             for c in candidates if c.spec.backend is not None)
+        if self.constraints.min_kernel_seconds:
+            candidates = self.constraints.filter(graph, candidates, allowed,
+                                                 lambda c: self.cost_of(c).seconds)
         self.progress(f"search @{name}")
         result = search_candidates(graph, candidates, self.estimator,
                                    launch_penalty=self.options.launch_penalty,

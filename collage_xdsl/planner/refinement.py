@@ -67,9 +67,12 @@ def refine_function(work: ModuleOp, name: str, graph: DataflowGraph, start: Sequ
                     budget: float | str, gains: Mapping[tuple[int, str], float] | None
                     ) -> RefinedFunction:
     """Refine the plan `start` of `@name` (whose dataflow graph is `graph`, numbered as in
-    `work`) for `budget` seconds or auto, offering first the cuts `gains` ranks."""
+    `work`) for `budget` seconds or auto, offering first the cuts `gains` ranks; every
+    plan it tries keeps the placement constraints of `options`."""
     backends = [s.backend for s in specs if s.backend is not None]
-    space = MoveSpace(graph, backends, options.coalesce_configs(list(specs)))
+    constraints = options.constraints()
+    space = MoveSpace(graph, backends, options.coalesce_configs(list(specs)),
+                      constraints.allowed(graph, specs), constraints.min_kernel_ops)
     result = refine(space, start, _scorer(work, name, len(graph), options),
                     replace(options.driver_options(), budget_s=budget), gains=gains)
     costs = {(k.inside, k.backend): k.cost for k in start}

@@ -68,11 +68,16 @@ class MoveSpace:
     pass's coalescing config per backend; None for a backend that does not fuse)."""
 
     def __init__(self, graph: DataflowGraph, backends: Sequence[Backend],
-                 configs: Mapping[str, SubGraphConfig | None]):
+                 configs: Mapping[str, SubGraphConfig | None],
+                 allowed: Mapping[str, int] | None = None, min_byoc_ops: int = 0):
         self.graph = graph
         self.backends = {b.name: b for b in backends}
         self.configs = dict(configs)
-        self.supported = {b.name: supported(graph, b) for b in backends}
+        self.supported = {b.name: supported(graph, b) & (allowed or {}).get(b.name, -1)
+                          for b in backends}
+        """The nodes each backend supports and the placement constraints let it run."""
+        self.min_byoc_ops = min_byoc_ops
+        """BYOC kernels of fewer ops are not offered (`Constraints.min_kernel_ops`)."""
         self.host = 0
         """Kernel nodes the host runs (tuples, projections)."""
         for i in bits(graph.kernel_nodes):
@@ -88,10 +93,22 @@ class MoveSpace:
         ops = self.ops(sub.inside)
         if not ops or ops & ~self.supported[backend]:
             return False
+        if self.backends[backend].byoc and count(ops) < self.min_byoc_ops:
+            return False
         config = self.configs.get(backend)
         if config is None:
             return count(ops) == 1 and sub.is_valid(ANY_SHAPE)
         return sub.is_valid(config)
+
+    def respects(self, plan: Plan) -> bool:
+        """Whether every kernel of `plan` runs only ops its backend supports and may run,
+        at the minimum size (a seed or split built without `fits`)."""
+        for k in plan.kernels:
+            ops = self.ops(k.inside)
+            if ops & ~self.supported[k.backend] or (
+                    self.backends[k.backend].byoc and count(ops) < self.min_byoc_ops):
+                return False
+        return True
 
     def acyclic(self, kernels: Sequence[Kernel]) -> bool:
         """Whether the kernels (and host ops) can run in some order: no kernel depends on
@@ -160,7 +177,8 @@ class MoveSpace:
                 if backend.byoc:
                     found.append(make_plan(partition_for_kernels(self.graph, backend),
                                            f"{name} greedy (partition-for), rest tvm"))
-        return found
+        return [seed if isinstance(seed, str) or self.respects(seed) else
+                f"{seed.origin}: breaks the placement constraints" for seed in found]
 
     # -- mutations -----------------------------------------------------------------------
 
@@ -177,7 +195,8 @@ class MoveSpace:
                     unranked(self._splits(kernels))))
         found: list[Plan] = []
         for cls in classes:
-            valid = [(r, p) for r, p in cls if p.key != plan.key and self.acyclic(p.kernels)]
+            valid = [(r, p) for r, p in cls if p.key != plan.key and self.respects(p)
+                     and self.acyclic(p.kernels)]
             rng.shuffle(valid)
             found += [p for _, p in sorted(valid, key=lambda rp: rp[0])]
         return found

@@ -70,6 +70,18 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                    help="near-tied plans refinement keeps, within 15%% of its result, for "
                         "the runtime to choose between by measured latency (default 2; "
                         "0 = off)")
+    p.add_argument("--pin", action="append", default=[], metavar="SELECTOR=BACKEND",
+                   help="run the matching ops on BACKEND; SELECTOR is op:KIND (op:softmax) "
+                        "or a glob over node names (conv.*) (repeatable)")
+    p.add_argument("--forbid", action="append", default=[], metavar="SELECTOR=B1,B2",
+                   help="never run the matching ops on these backends (repeatable)")
+    p.add_argument("--min-kernel-ops", type=int, default=0, metavar="N",
+                   help="offer no BYOC kernel of fewer than N ops (default 0: any)")
+    p.add_argument("--min-kernel-seconds", type=float, default=0.0, metavar="SECONDS",
+                   help="offer no BYOC kernel estimated faster than this (default 0: any)")
+    p.add_argument("--no-fallback", action="store_true",
+                   help="fail, listing them, when ops no enabled BYOC backend accepts would "
+                        "fall back to the native backend (tvm)")
     p.add_argument("--tvm-tune", choices=MODES, default="none",
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
     p.add_argument("--tvm-tune-trials", type=int, default=TuningOptions.trials, metavar="N",
@@ -110,7 +122,11 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                             tvm_max_regions=args.max_regions,
                             byoc_max_regions=args.max_regions, refine_budget=refine,
                             refine_alternatives=args.alternatives,
-                            backend_options=backend_options(args, backends))
+                            backend_options=backend_options(args, backends),
+                            pin=";".join(args.pin), forbid=";".join(args.forbid),
+                            min_kernel_ops=args.min_kernel_ops,
+                            min_kernel_seconds=args.min_kernel_seconds,
+                            no_fallback=args.no_fallback)
 
 
 def backend_options(args: argparse.Namespace, backends: tuple[str, ...]) -> str:

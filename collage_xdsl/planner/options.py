@@ -175,6 +175,11 @@ class PartitionOptions(CandidateOptions):
     """Measured plans refinement keeps beside its result."""
     refine_seed: int = 0
     """Orders refinement's mutations."""
+    plan_file: str | None = None
+    """A saved plan (`docs/control.md`, "Plans as files") to follow instead of searching;
+    it is checked to be a valid partition and not refined."""
+    save_plan: str | None = None
+    """Where to write the final plan as a plan file."""
 
     def refinement(self) -> RefinementOptions:
         """Refinement as this partition asks for it: scored like the estimator measures

@@ -42,6 +42,7 @@ from collage_xdsl.planner.costing import (
 )
 from collage_xdsl.planner.explain import FunctionReport, explain_function
 from collage_xdsl.planner.options import PartitionOptions
+from collage_xdsl.planner.plan_file import plan_json, plan_kernels, read_plan, write_plan
 from collage_xdsl.planner.refinement import (
     Budget,
     RefinedFunction,
@@ -126,6 +127,8 @@ class _Planner:
         self.estimator, self.db = make_estimator(self.specs, options, evicts(module))
         self.configs = options.coalesce_configs(self.specs)
         self.constraints = options.constraints()
+        self.followed = read_plan(options.plan_file) if options.plan_file else None
+        """The plan file the partition follows instead of searching."""
         self.budget: Budget | None = None
         """The refinement budget, shared by the functions; it starts with the first."""
         self.other_hosts = 0
@@ -147,6 +150,8 @@ class _Planner:
         name = func.sym_name.data
         hits0, misses0 = self._db_counts()
         graph = DataflowGraph(func)
+        if self.followed is not None:
+            return self.follow(graph, transitions)
         self.progress(f"candidates @{name}")
         allowed = self.constraints.allowed(graph, self.specs)
         candidates = self.constraints.filter(graph, generate_candidates(graph, self.specs),
@@ -175,6 +180,24 @@ class _Planner:
         if refined:
             install_alternatives(func, refined.alternatives)
         return FunctionPlan(name, refined.kernels if refined else kernels, report, refined)
+
+    def follow(self, graph: DataflowGraph, transitions: TransitionCosts) -> FunctionPlan:
+        """The function partitioned as the plan file says, each kernel costed."""
+        name = graph.func.sym_name.data
+        self.progress(f"plan file @{name}")
+        kernels = plan_kernels(graph, self.followed, self.specs, self.configs,
+                               self.constraints)
+        costs = merged_costs(self.estimator, kernels)
+        kernels = [Kernel(k.sub_graph, k.backend, c) for k, c in zip(kernels, costs)]
+        report = None
+        if self.explain:
+            total = Cost.unknown() if None in costs else Cost(sum(costs))
+            report = explain_function(graph, kernels, [], self.cost_of, total=total,
+                                      estimates=len(kernels), cost_db_hits=0, search_seconds=0.0,
+                                      states_expanded=0, transitions=transitions,
+                                      sequence_of=lambda k: sequence_cost(self.estimator, k))
+        form_regions(graph, kernels)
+        return FunctionPlan(name, kernels, report, None)
 
     def _refine(self, func, graph: DataflowGraph, kernels: list[Kernel],
                 candidates: Sequence[CandidateKernel]) -> RefinedFunction | None:
@@ -233,7 +256,11 @@ def partition(module: ModuleOp, options: PartitionOptions, *, explain: bool = Fa
     try:
         progress("boundary costs")
         transitions = boundary_costs(planner.specs, options, planner.db)
-        return planner.plan(transitions)
+        plans = planner.plan(transitions)
     finally:
         planner.close()
+    if options.save_plan:
+        write_plan(options.save_plan, plan_json({p.function: p.kernels for p in plans},
+                                                options.backends))
+    return plans
 

@@ -82,6 +82,10 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--no-fallback", action="store_true",
                    help="fail, listing them, when ops no enabled BYOC backend accepts would "
                         "fall back to the native backend (tvm)")
+    p.add_argument("--plan", metavar="PLAN.json",
+                   help="follow this saved plan instead of searching (docs/control.md)")
+    p.add_argument("--save-plan", metavar="PLAN.json",
+                   help="write the final plan, one entry per node, to this file")
     p.add_argument("--tvm-tune", choices=MODES, default="none",
                    help="TVM schedule tuning (default none: the loop-nest schedule)")
     p.add_argument("--tvm-tune-trials", type=int, default=TuningOptions.trials, metavar="N",
@@ -126,7 +130,8 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                             pin=";".join(args.pin), forbid=";".join(args.forbid),
                             min_kernel_ops=args.min_kernel_ops,
                             min_kernel_seconds=args.min_kernel_seconds,
-                            no_fallback=args.no_fallback)
+                            no_fallback=args.no_fallback, plan_file=args.plan,
+                            save_plan=args.save_plan)
 
 
 def backend_options(args: argparse.Namespace, backends: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from typing import IO
 
 from collage_xdsl.core.boundaries import (
     NONE,
+    Boundaries,
     PlanEstimate,
     TransitionCosts,
     plan_estimate,
@@ -31,6 +32,7 @@ from collage_xdsl.core.cost import Cost
 from collage_xdsl.core.graph import DataflowGraph
 from collage_xdsl.core.index_set import bits
 from collage_xdsl.core.regions import Kernel, kernel_label
+from collage_xdsl.core.search import search
 from collage_xdsl.errors import CollageError
 
 
@@ -49,6 +51,20 @@ class KernelReport:
     sequence: float = 0.0
     """Of ``cost``, the kernel's sequence cost (`collage_xdsl.measure.estimator.in_plan`; 0 for
     a plan's only kernel)."""
+    alternative: str | None = None
+    """The cheapest other cover of the same ops by the candidates (another backend, or a
+    split into several kernels), e.g. `onnxruntime, 2 kernels`."""
+    alternative_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """The tensors a plan passes from kernels of one backend to kernels of another."""
+
+    source: str
+    target: str
+    tensors: int
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -78,6 +94,8 @@ class FunctionReport:
     cost_db_other_hosts: int = 0
     """Costs in the cost database measured on other hosts (`CostDatabase.other_hosts`):
     why a database carried from another machine measures everything again."""
+    crossings: tuple[Crossing, ...] = ()
+    """The boundaries the plan crosses, per pair of backends."""
 
     def cheapest_alone(self) -> tuple[str, float] | None:
         """The backend whose cover alone is cheapest, and its total, when one is known."""
@@ -131,6 +149,7 @@ def explain_function(
             graph.nodes[i].op.name.removeprefix("collage.")  # type: ignore[union-attr]
             for i in bits(k.inside) if graph.nodes[i].needs_kernel
         )
+        alternative = best_alternative(graph, k, candidates, cost_of)
         reports.append(KernelReport(
             k.backend, kernel_label(graph, k), ops,
             tuple(node_name(graph, i) for i in bits(k.inside)),
@@ -138,13 +157,57 @@ def explain_function(
             best[1] if best else None,
             best[2].seconds if best else None,
             sequence_of(k),
+            *(alternative or (None, None)),
         ))
     return FunctionReport(graph.func.sym_name.data, tuple(reports), total, len(candidates),
                           estimates, cost_db_hits, search_seconds, states_expanded,
                           plan_estimate(graph, kernels, transitions), transitions,
                           tuple(AloneTotal(b, None, t) if isinstance(t, str) else AloneTotal(b, t)
                                 for b, t in (alone or {}).items()),
-                          cost_db_other_hosts)
+                          cost_db_other_hosts, plan_crossings(graph, kernels, transitions))
+
+
+def best_alternative(graph: DataflowGraph, kernel: Kernel,
+                     candidates: Sequence[CandidateKernel],
+                     cost_of: Callable[[CandidateKernel], Cost]) -> tuple[str, float] | None:
+    """The cheapest cover of `kernel`'s ops by the other candidates within them (the
+    search, `collage_xdsl.core.search`, over those ops alone), described by its backends and
+    kernel count, and its cost; None when there is none."""
+    ops = kernel.inside & graph.kernel_nodes
+    within = [c for c in candidates if c.inside & graph.kernel_nodes and
+              not c.inside & graph.kernel_nodes & ~ops and
+              not (c.inside == kernel.inside and c.spec.name == kernel.backend)]
+    try:
+        found = search(graph, within, lambda c: Cost.zero() if c.spec.backend is None
+                       else cost_of(c), needs_kernel=ops,
+                       is_host=lambda c: c.spec.backend is None)
+    except CollageError:
+        return None
+    kernels = [c for c in found.chosen if c.spec.backend is not None]
+    if not kernels or not found.total.is_known:
+        return None
+    backends = ", ".join(dict.fromkeys(c.spec.name for c in kernels))
+    split = f", {len(kernels)} kernels" if len(kernels) > 1 else ""
+    return f"{backends}{split}", found.total.seconds
+
+
+def plan_crossings(graph: DataflowGraph, kernels: Sequence[Kernel],
+                   transitions: TransitionCosts) -> tuple[Crossing, ...]:
+    """Per (producing, consuming) backend pair, the tensors crossing between kernels and
+    what the boundary costs say they cost."""
+    owner = {i: k.backend for k in kernels for i in bits(k.inside)}
+    boundaries = Boundaries(graph)
+    found: dict[tuple[str, str], tuple[int, float]] = {}
+    for k in kernels:
+        ins, _ = boundaries.crossings(k.inside)
+        for producer, nbytes in ins:
+            source = owner.get(producer)
+            if source is None or source == k.backend:
+                continue
+            tensors, seconds = found.get((source, k.backend), (0, 0.0))
+            found[(source, k.backend)] = (tensors + 1, seconds + transitions.edge(
+                source, k.backend, nbytes))
+    return tuple(Crossing(s, t, n, c) for (s, t), (n, c) in sorted(found.items()))
 
 
 def _number(x: float | None) -> float | None:
@@ -199,9 +262,15 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
                         "cost": _number(k.best_other_cost),
                         "cost_status": _status(k.best_other_cost),
                     },
+                    "alternative": None if k.alternative is None else {
+                        "cover": k.alternative,
+                        "cost": _number(k.alternative_cost),
+                    },
                 }
                 for k in r.kernels
             ],
+            "crossings": [{"from": c.source, "to": c.target, "tensors": c.tensors,
+                           "cost": _number(c.seconds)} for c in r.crossings],
         }
         for r in reports
     ]}
@@ -247,13 +316,19 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
             mixed = "" if ratio is None or best is None else \
                 f"; mixed total {ratio:.3f}x of {best[0]}'s"
             lines.append(f"  alone: {', '.join(parts)}{mixed}")
+        if r.crossings:
+            lines.append("  crossings: " + ", ".join(
+                f"{c.source} -> {c.target} {c.tensors} tensor{'s' * (c.tensors != 1)} "
+                f"{_seconds(c.seconds)}" for c in r.crossings))
         lines.append(f"  {'backend':<12} {'cost':<12} {'best other':<24} label / ops")
         for k in r.kernels:
             other = "-" if k.best_other is None else \
                 f"{k.best_other} {_seconds(k.best_other_cost)}"
             sequence = f"; sequence cost {_signed(k.sequence)}" if k.sequence else ""
+            alternative = "" if k.alternative is None else \
+                f"; next best cover: {k.alternative} {_seconds(k.alternative_cost)}"
             lines.append(f"  {k.backend:<12} {_seconds(k.cost):<12} {other:<24} "
-                         f"{k.label}: {', '.join(k.ops)}{sequence}")
+                         f"{k.label}: {', '.join(k.ops)}{sequence}{alternative}")
     return "\n".join(lines) + "\n"
 
 

@@ -524,3 +524,20 @@ def test_unsupported_element_type_and_opset():
 def test_missing_file_is_a_frontend_error(tmp_path):
     with pytest.raises(FrontendError, match="no such file"):
         import_onnx(tmp_path / "missing.onnx")
+
+
+def test_ops_are_named_after_their_onnx_node():
+    """A node's ops take its name (or its first output's), `_N` written `.N`; the names
+    survive printing and parsing."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="block_1/relu_2"),
+             helper.make_node("Sigmoid", ["r"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    module = import_onnx(model)
+    text = str(module)
+    assert "%block_1_relu.2 = collage.relu %x" in text
+    assert "%y = collage.sigmoid %block_1_relu.2" in text
+    reparsed = Parser(ir_context(), text).parse_module()
+    assert str(reparsed) == text

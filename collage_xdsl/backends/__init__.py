@@ -25,6 +25,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any, get_type_hints
 
 from collage_xdsl.backends.base import MAX_CANDIDATES_PER_NODE, Backend
+from collage_xdsl.backends.fusion_spec import apply_section, load_fusion_spec
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.core.candidates import PartitionSpec
 from collage_xdsl.core.rules import HostPartitionRule
@@ -170,19 +171,26 @@ def gather_specs(
     native_max_regions: bool = True,
     max_per_node: int = MAX_CANDIDATES_PER_NODE,
     options: BackendOptions | None = None,
+    fusion_spec: str = "",
 ) -> list[PartitionSpec]:
     """The specs of the backends `names` (depths override the declared ones), then the
     host's; `options[name]` go to that backend's factory (options of a backend that is not
-    enabled are not used)."""
+    enabled are not used). `fusion_spec`, a file's path, extends or replaces backends'
+    declarations (`collage_xdsl.backends.fusion_spec`; its `max_depth` wins over the
+    depths given here)."""
     for option, depth in (("tvm-max-depth", native_max_depth), ("byoc-max-depth", byoc_max_depth)):
         if depth is not None and depth < 0:
             raise CollageError(f"{option} must be >= 0 (0: unbounded), got {depth}")
     if max_per_node < 0:
         raise CollageError(f"max-candidates-per-node must be >= 0 (0: no cap), got {max_per_node}")
+    sections = load_fusion_spec(fusion_spec, available_backends()) if fusion_spec else {}
     specs = []
     for name in names:
         backend = backend_for(name, options)
         depth = byoc_max_depth if backend.byoc else native_max_depth
+        if name in sections:
+            backend = apply_section(backend, sections[name])
+            depth = depth if sections[name].max_depth is None else sections[name].max_depth
         regions = byoc_max_regions if backend.byoc else native_max_regions
         specs.append(backend.partition_spec(depth, regions, max_per_node))
     return [*specs, HOST_SPEC]

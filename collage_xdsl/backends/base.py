@@ -35,7 +35,12 @@ from collage_xdsl.core.combiners import (
     TupleArgCombinerRule,
     TupleProjCombinerRule,
 )
-from collage_xdsl.core.patterns import Match, Pattern
+from collage_xdsl.core.patterns import (  # noqa: F401 (re-exported)
+    Match,
+    Pattern,
+    full_op_name,
+    kernel_op_names,
+)
 from collage_xdsl.core.rules import (
     CombinePartitionRule,
     CompositePartitionRule,
@@ -49,7 +54,7 @@ from collage_xdsl.core.rules import (
     UnionPartitionRule,
 )
 from collage_xdsl.core.subgraph import SubGraphConfig
-from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
+from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, YieldOp
 from collage_xdsl.errors import CollageError
 
 OpPredicate = Callable[[Operation], bool]
@@ -77,14 +82,6 @@ class NamedPattern:
     name: str
     pattern: Pattern
     check: Callable[[Match], bool] | None = None
-
-
-def kernel_op_names() -> tuple[str, ...]:
-    """The dialect's graph ops that need a kernel (not constants, tuples or projections)."""
-    return tuple(
-        op.name for op in Collage.operations
-        if issubclass(op, GraphOp) and op is not ConstantOp and op.name not in HOST_OPS
-    )
 
 
 def f32_only(op: Operation) -> bool:
@@ -160,6 +157,12 @@ class Backend:
             raise KernelCompileError(f"{self.name}: {e}") from None
 
     def supports(self, op: Operation) -> bool:
+        """Whether the backend runs `op`: a declared op whose predicate holds, or a
+        top-level composite (a primitive function) whose every op it runs."""
+        if isinstance(op, CompositeOp):
+            return all(self.supports(inner) for inner in op.body.block.ops
+                       if inner.name not in HOST_OPS and not isinstance(inner, ConstantOp)
+                       and not isinstance(inner, YieldOp))
         if self.supported_ops is None:
             return True
         if op.name not in self.supported_ops:

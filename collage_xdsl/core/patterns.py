@@ -11,7 +11,8 @@ holds the nodes bound to `is_op` and `is_constant` patterns (wildcards stay outs
 so constants matched by `is_constant` are pulled into the candidate). A pattern object
 used twice must bind the same node both times. The optional `check` callback sees the
 whole `Match` (the root, the matched nodes by pattern name and the graph), like
-`PatternCheckContext` in TVM Relax's FuseOpsByPattern.
+`PatternCheckContext` in TVM Relax's FuseOpsByPattern. `chain_pattern` builds the op
+chains that options and fusion-spec files write `a+b+c`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
+from collage_xdsl.core.candidates import HOST_OPS
 from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.dialects.collage import Collage, ConstantOp, GraphOp
 from collage_xdsl.ir.tensors import ir_dtype
 
 Binding = dict["Pattern", int]
@@ -243,8 +246,12 @@ def attr_value(attr: Attribute) -> Any:
 
 def _has_attrs(graph: DataflowGraph, index: int, attrs: Mapping[str, Any]) -> bool:
     op: Operation | None = graph.nodes[index].op
-    if op is None:
-        return False
+    return op is not None and op_has_attrs(op, attrs)
+
+
+def op_has_attrs(op: Operation, attrs: Mapping[str, Any]) -> bool:
+    """Whether `op` has every attribute of `attrs` with that value (an `Attribute`, or a
+    Python value compared with `attr_value`; a list compares as a tuple)."""
     for key, want in attrs.items():
         have = op.attributes.get(key)
         if have is None:
@@ -255,6 +262,43 @@ def _has_attrs(graph: DataflowGraph, index: int, attrs: Mapping[str, Any]) -> bo
         elif attr_value(have) != (tuple(want) if isinstance(want, list) else want):
             return False
     return True
+
+
+def kernel_op_names() -> tuple[str, ...]:
+    """The dialect's graph ops that need a kernel (not constants, tuples or projections)."""
+    return tuple(
+        op.name for op in Collage.operations
+        if issubclass(op, GraphOp) and op is not ConstantOp and op.name not in HOST_OPS
+    )
+
+
+def full_op_name(name: str) -> str | None:
+    """`relu` or `collage.relu` as `collage.relu`; None when no kernel op is called so."""
+    full = name if name.startswith("collage.") else f"collage.{name}"
+    return full if full in kernel_op_names() else None
+
+
+def chain_pattern(op_names: Sequence[str]) -> Pattern:
+    """`[a, b, c]` (full names of `collage` ops): c(.., b(.., a(*, ..), ..), ..), each op
+    consuming the previous one at any operand position (the other operands and the first
+    op's operands are wildcards)."""
+    pattern: Pattern = is_op(op_names[0])
+    for name in op_names[1:]:
+        arity = _arity(name)
+        alternatives = [
+            is_op(name)(*(pattern if k == pos else wildcard() for k in range(arity)))
+            for pos in range(arity)
+        ]
+        pattern = alternatives[0]
+        for alt in alternatives[1:]:
+            pattern = pattern | alt
+    return pattern
+
+
+def _arity(name: str) -> int:
+    """The number of operands the `collage` op called `name` declares."""
+    op = next(o for o in Collage.operations if o.name == name)
+    return len(op.get_irdl_definition().operands)
 
 
 @dataclass(frozen=True)

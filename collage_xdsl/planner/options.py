@@ -45,6 +45,9 @@ class CandidateOptions:
     backend_options: str = ""
     """Backend options, `NAME: KEY=VALUE ...; NAME: ...` (e.g. `test: ops=relu,add
     fusion=tvm` or `tvm: tune=metaschedule trials=16`)."""
+    fusion_spec: str = ""
+    """A TOML file extending or replacing backends' candidate rules (`docs/fusion_spec.md`)."""
+
     pin: str = ""
     """Ops pinned to a backend, `SELECTOR=BACKEND;...`; a selector is `op:KIND` or a glob
     over node names (`collage_xdsl.core.placement`)."""
@@ -73,7 +76,7 @@ class CandidateOptions:
                             byoc_max_regions=self.byoc_max_regions,
                             native_max_regions=self.tvm_max_regions,
                             max_per_node=self.max_candidates_per_node,
-                            options=self.backend_map())
+                            options=self.backend_map(), fusion_spec=self.fusion_spec)
 
     def coalesce_config(self, spec: PartitionSpec) -> SubGraphConfig | None:
         """What a merged kernel of `spec`'s backend must satisfy: convex, and within the

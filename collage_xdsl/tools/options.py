@@ -58,6 +58,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--no-max-regions", dest="max_regions", action="store_false",
                    help="no candidates deeper than --max-depth: without each backend's "
                         "maximal supported regions")
+    p.add_argument("--fusion-spec", default="", metavar="FILE",
+                   help="TOML file extending or replacing the backends' candidate rules "
+                        "(docs/fusion_spec.md)")
     p.add_argument("--launch-penalty", type=float, default=0.0, metavar="SECONDS",
                    help="cost added per kernel launch (default 0)")
     p.add_argument("--refine-budget", metavar="SECONDS|auto",
@@ -124,6 +127,7 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                             mock_costs=args.mock_costs, launch_penalty=args.launch_penalty,
                             tvm_max_depth=args.max_depth, byoc_max_depth=args.max_depth,
                             tvm_max_regions=args.max_regions,
+                            fusion_spec=args.fusion_spec,
                             byoc_max_regions=args.max_regions, refine_budget=refine,
                             refine_alternatives=args.alternatives,
                             backend_options=backend_options(args, backends),

@@ -15,10 +15,10 @@ from collage_xdsl.backends.base import (
     Backend,
     FusionStyle,
     NamedPattern,
+    full_op_name,
     kernel_op_names,
 )
-from collage_xdsl.core.patterns import Pattern, is_op, wildcard
-from collage_xdsl.dialects.collage import Collage
+from collage_xdsl.core.patterns import chain_pattern
 from collage_xdsl.errors import CollageError
 
 
@@ -27,34 +27,13 @@ class TestBackendError(CollageError):
 
 
 def _op_name(name: str) -> str:
-    full = name if name.startswith("collage.") else f"collage.{name}"
-    if full not in kernel_op_names():
+    full = full_op_name(name)
+    if full is None:
         raise TestBackendError(
             f"test backend: unknown op {name!r} (known: "
             f"{', '.join(n.removeprefix('collage.') for n in kernel_op_names())})"
         )
     return full
-
-
-def _arity(name: str) -> int:
-    op = next(o for o in Collage.operations if o.name == name)
-    return len(op.get_irdl_definition().operands)
-
-
-def chain_pattern(text: str) -> Pattern:
-    """`a+b+c`: c(.., b(.., a(*, ..), ..), ..) with the chain at any operand position."""
-    names = [_op_name(n) for n in text.split("+")]
-    pattern: Pattern = is_op(names[0])
-    for name in names[1:]:
-        arity = _arity(name)
-        alternatives = [
-            is_op(name)(*(pattern if k == pos else wildcard() for k in range(arity)))
-            for pos in range(arity)
-        ]
-        pattern = alternatives[0]
-        for alt in alternatives[1:]:
-            pattern = pattern | alt
-    return pattern
 
 
 def make_test_backend(
@@ -73,7 +52,9 @@ def make_test_backend(
         name="test",
         supported_ops={_op_name(n): None for n in ops},
         patterns=tuple(
-            NamedPattern("_".join(p.split("+")), chain_pattern(p)) for p in patterns
+            NamedPattern("_".join(p.split("+")),
+                         chain_pattern([_op_name(n) for n in p.split("+")]))
+            for p in patterns
         ),
         fusion=style,
         max_depth=max_depth,

@@ -14,6 +14,9 @@ _PASSES: dict[str, tuple[str, str]] = {
     "collage-fuse-ops": ("fuse_ops", "CollageFuseOpsPass"),
     "collage-partition-for": ("partition_for", "CollagePartitionForPass"),
     "collage-refine": ("refine", "CollageRefinePass"),
+    "collage-fold-batch-norm": ("fold_batch_norm", "CollageFoldBatchNormPass"),
+    "collage-fold-constants": ("fold_constants", "CollageFoldConstantsPass"),
+    "collage-composite-patterns": ("composite_patterns", "CollageCompositePatternsPass"),
 }
 
 

@@ -3,7 +3,9 @@ crossed, and the report as a table, JSON and an HTML page with the picture inlin
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import onnx
 import pytest
 
 from collage_xdsl.planner.options import PartitionOptions
@@ -61,3 +63,19 @@ def test_json_format_is_the_json_report(example_file, capsys):
     report = json.loads(out)
     assert {"crossings", "kernels"} <= set(report["functions"][0])
     assert all("alternative" in k for k in report["functions"][0]["kernels"])
+
+
+def test_fold_and_composite_rewrite_the_model_before_partitioning(capsys):
+    resnet50 = Path(onnx.__file__).parent / "backend/test/data/light/light_resnet50.onnx"
+    out = explain([str(resnet50), "--backends", "tvm,onnxruntime", "--format", "json",
+                   "--fold", "--composite", "cbr=conv2d+add+relu"], capsys)
+    kernels = json.loads(out)["functions"][0]["kernels"]
+    ops = [op for k in kernels for op in k["ops"]]
+    assert "batch_norm" not in ops and "composite" in ops
+    assert any(k["label"].startswith("cbr") for k in kernels)
+
+
+def test_a_malformed_composite_flag_is_one_line(example_file, capsys):
+    assert collage.main(["explain", str(example_file("mlp")), "--estimator", "mock",
+                         "--composite", "fma=mul+frob", "-q"]) == 1
+    assert "unknown op 'frob'" in capsys.readouterr().err

@@ -23,7 +23,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from collage_xdsl.core.index_set import single
-from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
+from collage_xdsl.dialects.collage import CompositeOp, GraphOp, OpPatternKind, YieldOp
 from collage_xdsl.errors import CollageError
 
 
@@ -53,10 +53,7 @@ class Node:
         self.output_set = 0
         self.is_graph_output = False
         self.downstream = 0
-        if isinstance(op, GraphOp):
-            self.kind = op.PATTERN_KIND
-        else:
-            self.kind = OpPatternKind.OPAQUE
+        self.kind = op_kind(op)
 
     @property
     def is_arg(self) -> bool:
@@ -89,6 +86,17 @@ class Node:
 
     def __repr__(self) -> str:
         return f"Node({self.name}, inputs={self.inputs}, outputs={self.outputs})"
+
+
+def op_kind(op: Operation | None) -> OpPatternKind:
+    """A graph op's pattern kind; a composite's is the largest of its ops' (a primitive
+    function of `collage_xdsl.rewrite.composites` is one node); OPAQUE for other ops."""
+    if isinstance(op, GraphOp):
+        return op.PATTERN_KIND
+    if isinstance(op, CompositeOp):
+        return max((op_kind(inner) for inner in op.body.block.ops
+                    if not isinstance(inner, YieldOp)), default=OpPatternKind.ELEMWISE)
+    return OpPatternKind.OPAQUE
 
 
 def values_read(op: Operation) -> Iterator[SSAValue]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -28,6 +28,10 @@ from collage_xdsl.errors import CollageError
 
 ANY_SHAPE = SubGraphConfig(max_exits=0, allow_taps=True, max_depth=0)
 """What any kernel region needs: ops only, no arguments, convex (no path out and back in)."""
+
+PRIMITIVE = "collage.primitive"
+"""The unit attribute of a composite that `form_composites` made: a node of the dataflow
+graph, which `recover_kernels` keeps whole (it inlines the composites of rules)."""
 
 
 class PartitionError(CollageError):
@@ -50,7 +54,7 @@ class Kernel:
 def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
     """The sub-graph's label when it labels the whole kernel (a plain labelled sub-graph
     or one composite covering it), else its distinct op names in dataflow order, TVM
-    style (`conv2d_add_relu`)."""
+    style (`conv2d_add_relu`); a top-level composite node is named by its label."""
     sub = kernel.sub_graph
     if sub.label and all(n.inside == sub.inside for n in sub.nested):
         return sub.label
@@ -58,7 +62,9 @@ def kernel_label(graph: DataflowGraph, kernel: Kernel) -> str:
     for i in bits(kernel.inside):
         node = graph.nodes[i]
         if node.needs_kernel:
-            short = node.op.name.removeprefix("collage.")  # type: ignore[union-attr]
+            op = node.op
+            short = op.label.data if isinstance(op, CompositeOp) else op.name  # type: ignore
+            short = short.removeprefix("collage.")
             if short not in names:
                 names.append(short)
     return "_".join(names)
@@ -109,11 +115,7 @@ def form_regions(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
                 f"@{graph.func.sym_name.data} is not a valid sub-graph: {why}"
             )
     plans = [(k, _ops_of(graph, k.sub_graph)) for k in kernels]
-    constants = {
-        v.owner for i in bits(covered) if graph.nodes[i].needs_kernel
-        for v in graph.nodes[i].op.operands  # type: ignore[union-attr]
-        if isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
-    }
+    constants = _constants_read(graph, covered)
     for k, (ops, nested) in sorted(plans, key=lambda e: -e[0].inside.bit_length()):
         label = kernel_label(graph, k)
         cost = k.cost
@@ -125,10 +127,44 @@ def form_regions(graph: DataflowGraph, kernels: Sequence[Kernel]) -> None:
         if not kernel.results and all(op.has_trait(Pure) or isinstance(op, (CompositeOp, YieldOp))
                                       for op in kernel.body.walk()):
             Rewriter.erase_op(kernel)
+    _erase_unused(constants)
+    _topological_sort(graph.func.body.block)
+
+
+def form_composites(graph: DataflowGraph, sub_graphs: Sequence[SubGraph]) -> list[CompositeOp]:
+    """Wrap each labelled sub-graph of `graph.func` in a `collage.composite` region of the
+    function body: a primitive function, one node of the dataflow graph until partitioning
+    puts it whole in a kernel. The sub-graphs must not overlap and their contraction must
+    stay acyclic (`collage_xdsl.rewrite.composites` chooses them so)."""
+    covered = 0
+    for sub in sub_graphs:
+        covered |= sub.inside
+    constants = _constants_read(graph, covered)
+    made = []
+    for sub in sub_graphs:
+        ops, nested = _ops_of(graph, sub)
+        composite = _wrap(ops, nested,
+                          lambda i, t, r, label=sub.label: CompositeOp(label, i, t, r))
+        composite.attributes[PRIMITIVE] = UnitAttr()
+        made.append(composite)
+    _erase_unused(constants)
+    _topological_sort(graph.func.body.block)
+    return made  # type: ignore[return-value]
+
+
+def _constants_read(graph: DataflowGraph, covered: int) -> set[Operation]:
+    """The constant ops that the ops of the nodes `covered` read (cloned into regions)."""
+    return {
+        v.owner for i in bits(covered) if graph.nodes[i].needs_kernel
+        for v in graph.nodes[i].op.operands  # type: ignore[union-attr]
+        if isinstance(v.owner, Operation) and v.owner.has_trait(ConstantLike)
+    }
+
+
+def _erase_unused(constants: set[Operation]) -> None:
     for c in constants:
         if not any(r.uses for r in c.results):
             Rewriter.erase_op(c)
-    _topological_sort(graph.func.body.block)
 
 
 _Plan = tuple[list[Operation], list[tuple[str, "_Plan"]]]
@@ -249,8 +285,9 @@ _Region = tuple[str, list[Operation], list["_Region"]]
 
 
 def recover_kernels(func: FuncOp) -> tuple[DataflowGraph, list[Kernel]]:
-    """Inline the `collage.kernel` regions of `func` (composites included) and return its
-    dataflow graph with one kernel per region: the inverse of `form_regions`."""
+    """Inline the `collage.kernel` regions of `func` (composites included, but for
+    `PRIMITIVE` ones: nodes) and return its dataflow graph with one kernel per region: the
+    inverse of `form_regions`."""
     found: list[tuple[KernelOp, _Region]] = []
     for op in list(func.body.block.ops):
         if isinstance(op, KernelOp):
@@ -286,7 +323,7 @@ def _inline(region_op: RegionOp) -> _Region:
     ops: list[Operation] = []
     nested: list[_Region] = []
     for op in body:
-        if isinstance(op, CompositeOp):
+        if isinstance(op, CompositeOp) and PRIMITIVE not in op.attributes:
             inner = _inline(op)
             nested.append(inner)
             ops += inner[1]

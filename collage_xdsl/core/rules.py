@@ -34,7 +34,7 @@ from collage_xdsl.core.combiners import (
 from collage_xdsl.core.index_set import bits, single
 from collage_xdsl.core.patterns import Match, Pattern, find_matches
 from collage_xdsl.core.subgraph import SubGraph, SubGraphConfig
-from collage_xdsl.dialects.collage import GraphOp, OpPatternKind
+from collage_xdsl.dialects.collage import CompositeOp, GraphOp, OpPatternKind
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,8 @@ class OpPredicatePartitionRule(PartitionRule):
 class OpCallByKindPartitionRule(PartitionRule):
     """A singleton candidate for every `collage` op call of kind <= `max_kind` (tuples and
     projections are not calls: `HostPartitionRule` covers them and the tuple combiners pull
-    them in; ops of other dialects, e.g. `func.call`, are no graph operators)."""
+    them in; ops of other dialects, e.g. `func.call`, are no graph operators; a top-level
+    composite is one call)."""
 
     name: str
     max_kind: OpPatternKind = OpPatternKind.OPAQUE
@@ -81,7 +82,8 @@ class OpCallByKindPartitionRule(PartitionRule):
         return [
             singleton(graph, i, spec, self.name)
             for i in bits(graph.kernel_nodes)
-            if isinstance(op := graph.nodes[i].op, GraphOp) and op.name not in HOST_OPS
+            if isinstance(op := graph.nodes[i].op, GraphOp | CompositeOp)
+            and op.name not in HOST_OPS
             and graph.nodes[i].kind <= self.max_kind
         ]
 

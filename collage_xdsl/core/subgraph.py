@@ -277,16 +277,16 @@ class SubGraph:
 
     @cached_property
     def _structural_hash(self) -> str:
-        if not any(isinstance(self.graph.nodes[i].op, CallOp) for i in bits(self.inside)):
+        if not any(_has_body(self.graph.nodes[i].op) for i in bits(self.inside)):
             return self._graph_structural_hash()
         module = self._extract("kernel")[0]
         return function_hash((f for f in module.ops if isinstance(f, FuncOp)), names=True)
 
     def _graph_structural_hash(self) -> str:
-        """The structural hash of a sub-graph without calls, read straight off the graph's
-        cached node descriptors (no extraction): the kernel ops in dataflow order, each with
-        its path of nested composites (ordinal and label) and its operands as parameter /
-        constant / local numbers, then the results."""
+        """The structural hash of a sub-graph without calls or composite nodes, read straight
+        off the graph's cached node descriptors (no extraction): the kernel ops in dataflow
+        order, each with its path of nested composites (ordinal and label) and its operands
+        as parameter / constant / local numbers, then the results."""
         graph, desc = self.graph, self.graph.descriptors
         h = hashlib.blake2b(digest_size=16, person=b"graph")
         composite: dict[int, str] = {}
@@ -366,6 +366,12 @@ class SubGraph:
                 found[call.callee.string_value()] = callee.clone()
                 todo.append(callee)
         return list(found.values())
+
+
+def _has_body(op: Operation | None) -> bool:
+    """Whether `op` computes what its node descriptor does not show: a call, or a
+    composite's region (hashed from the extracted kernel instead)."""
+    return isinstance(op, CallOp) or (op is not None and bool(op.regions))
 
 
 def _escapes(graph: DataflowGraph, value: SSAValue, inside: int) -> bool:

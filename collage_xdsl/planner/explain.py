@@ -176,7 +176,7 @@ def best_alternative(graph: DataflowGraph, kernel: Kernel,
     ops = kernel.inside & graph.kernel_nodes
     within = [c for c in candidates if c.inside & graph.kernel_nodes and
               not c.inside & graph.kernel_nodes & ~ops and
-              not (c.inside == kernel.inside and c.spec.name == kernel.backend)]
+              not (c.inside & graph.kernel_nodes == ops and c.spec.name == kernel.backend)]
     try:
         found = search(graph, within, lambda c: Cost.zero() if c.spec.backend is None
                        else cost_of(c), needs_kernel=ops,

@@ -27,6 +27,9 @@ from collage_xdsl.planner.options import (
 )
 from collage_xdsl.planner.pipeline import Partitioned, partition_module
 from collage_xdsl.planner.plan import print_refinements
+from collage_xdsl.rewrite.batch_norm import fold_batch_norms
+from collage_xdsl.rewrite.composites import form_pattern_composites, parse_patterns
+from collage_xdsl.rewrite.constants import fold_constants
 from collage_xdsl.tools.model import LoadedModel, load_model
 from collage_xdsl.tools.progress import Progress
 
@@ -85,6 +88,13 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--no-fallback", action="store_true",
                    help="fail, listing them, when ops no enabled BYOC backend accepts would "
                         "fall back to the native backend (tvm)")
+    p.add_argument("--fold", action="store_true",
+                   help="before partitioning, fold batch norms and constant Mul/Add chains "
+                        "into the weights (collage-fold-batch-norm, collage-fold-constants)")
+    p.add_argument("--composite", action="append", default=[], metavar="LABEL=OP+OP",
+                   help="before partitioning, make each match of this op chain one "
+                        "primitive function that kernels keep whole (repeatable; "
+                        "collage-composite-patterns)")
     p.add_argument("--plan", metavar="PLAN.json",
                    help="follow this saved plan instead of searching (docs/control.md)")
     p.add_argument("--save-plan", metavar="PLAN.json",
@@ -222,10 +232,18 @@ def model_command(sub: argparse._SubParsersAction, name: str, help: str, descrip
 
 def load_and_partition(args: argparse.Namespace, options: PartitionOptions, progress: Progress
                        ) -> tuple[LoadedModel, Partitioned]:
-    """The model `args` name, imported and partitioned (`partition_module`); what
-    refinement did, one line per function on stderr."""
+    """The model `args` name, imported, rewritten as `--fold` and `--composite` ask and
+    partitioned (`partition_module`); what refinement did, one line per function on
+    stderr."""
+    chains = parse_patterns(";".join(args.composite)) if args.composite else []
     progress(f"importing {args.model}")
     model = load_model(args.model, args.input_shape)
+    if args.fold:
+        progress("folding batch norms and constants")
+        fold_batch_norms(model.module)
+        fold_constants(model.module)
+    if chains:
+        form_pattern_composites(model.module, chains)
     partitioned = partition_module(model.module, options, progress)
     print_refinements(partitioned.plans, sys.stderr)
     return model, partitioned

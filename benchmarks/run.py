@@ -18,7 +18,8 @@ Per model:
    When it does not exist, the model is partitioned once cold and the time is recorded
    in `WORK/costs/<name>.cold.json` (`{"seconds": ...}`); a later run reads it from there
    ("n/a" when a database exists without it). Then it is partitioned again, warm: the
-   search and measurement time with a warm database.
+   search and measurement time with a warm database. Every partition here searches
+   (`replan`): the plan the database keeps for the model is not followed.
 2. Configurations (`benchmarks/bench_configs.py`), all with one `ThreadPolicy`
    (`--threads`; ONNX Runtime's threads spin in a run and stop when it returns):
    `onnxruntime`, `openvino` and `tvm` alone
@@ -190,7 +191,7 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
     tuning = tuning_backend_options(args.tvm_tune or "none")
     options = PartitionOptions(estimator="measured", cost_db=str(db),
                                tvm_max_depth=args.max_depth, byoc_max_depth=args.max_depth,
-                               refine_alternatives=2, backend_options=tuning)
+                               refine_alternatives=2, backend_options=tuning, replan=True)
     backend_options = options.backend_map()
     partition = entry["partition"]
     plans = {}

@@ -172,17 +172,24 @@ def test_bench_samples_are_sized_after_the_warm_up():
 
 
 def test_measured_compile_reuses_the_cost_database(example_file, tmp_path, capsys):
+    """The second compile follows the plan the database keeps (nothing estimated); with
+    --replan the search runs again on the costs the database keeps."""
     db = tmp_path / "costs.sqlite"
-    for art in ("cold", "warm"):
+    for art, more in (("cold", []), ("warm", []), ("replan", ["--replan"])):
         status, out, err = collage(capsys, "compile", example_file("mlp"), "--backends",
                                    "onnxruntime,openvino", "--cost-db", db, "--refine-budget", 0,
-                                   "-o", tmp_path / art)
+                                   "-o", tmp_path / art, *more)
         assert status == 0, err
-    cold, warm = (json.loads((tmp_path / a / "explain.json").read_text())["functions"][0]
-                  for a in ("cold", "warm"))
+    cold, warm, replan = (json.loads((tmp_path / a / "explain.json").read_text())["functions"][0]
+                          for a in ("cold", "warm", "replan"))
     assert cold["estimates"] > 0 and cold["cost_db_hits"] == 0
-    assert warm["estimates"] == 0 and warm["cost_db_hits"] == cold["estimates"]
-    assert warm["kernels"] == cold["kernels"]
+    assert cold["plan_source"] == "search" and warm["plan_source"] == "kept in the cost database"
+    def placed(report: dict) -> list:
+        return [(k["backend"], k["label"], k["ops"], k["cost"]) for k in report["kernels"]]
+
+    assert warm["estimates"] == 0 and placed(warm) == placed(cold)
+    assert replan["estimates"] == 0 and replan["cost_db_hits"] == cold["estimates"]
+    assert replan["kernels"] == cold["kernels"]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -86,7 +86,8 @@ def test_explain_report_with_cost_db_hits(tmp_path):
     from collage_xdsl.passes.partition import CollagePartitionPass
 
     options = dict(backends=("tvm",), mock_costs="tvm:1", cost_db=str(tmp_path / "c.sqlite"),
-                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"))
+                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
+                   replan=True)  # the search, not the plan the database keeps
     CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
     first = json.loads((tmp_path / "e.json").read_text())["functions"][0]
     CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
@@ -107,7 +108,8 @@ def test_explain_report_says_a_database_from_another_host_is_not_used(tmp_path):
 
     db = tmp_path / "c.sqlite"
     options = dict(backends=("tvm",), mock_costs="tvm:1", cost_db=str(db),
-                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"))
+                   explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
+                   replan=True)
     CollagePartitionPass(**options).apply(Context(), parse(DIAMOND))
     first = json.loads((tmp_path / "e.json").read_text())["functions"][0]
     with sqlite3.connect(db) as conn:
@@ -116,9 +118,9 @@ def test_explain_report_says_a_database_from_another_host_is_not_used(tmp_path):
     second = json.loads((tmp_path / "e.json").read_text())["functions"][0]
     assert second["estimates"] == first["estimates"] > 0 and second["cost_db_hits"] == 0
     assert second["cost_db_other_hosts"] == first["estimates"]
-    assert (tmp_path / "e.txt").read_text().splitlines()[1] == (
+    assert (tmp_path / "e.txt").read_text().splitlines()[1:3] == ["  plan: search (replan)", (
         f"  cost database: {first['estimates']} costs measured on other hosts (another CPU, "
-        "core count or platform), not used here")
+        "core count or platform), not used here")]
     with sqlite3.connect(db) as conn:  # nothing the file had is lost
         hosts = dict(conn.execute("SELECT host, COUNT(*) FROM collage_costs GROUP BY host"))
     assert hosts["a-host-elsewhere"] == first["estimates"]
@@ -140,7 +142,7 @@ def test_kernels_of_a_several_kernel_plan_pay_their_sequence_costs(tmp_path):
             backends=("tvm", "test"), backend_options="test: ops=relu,add,mul",
             mock_costs="tvm:2,test:1", coalesce=False, tvm_max_regions=False, cost_db=str(db),
             explain=str(tmp_path / "e.json"), explain_table=str(tmp_path / "e.txt"),
-            **options).apply(Context(), parse(DIAMOND))
+            replan=True, **options).apply(Context(), parse(DIAMOND))
         (function,) = json.loads((tmp_path / "e.json").read_text())["functions"]
         return function, (tmp_path / "e.txt").read_text()
 

@@ -4,7 +4,8 @@
         estimator = CachedCostEstimator(inner, db, version_of)   # measures each kernel once
 
 SQLite, keyed by (kernel structural hash, backend, version with how it was measured, host
-description); it also keeps calibrated boundary costs. Many processes may write at once.
+description); it also keeps calibrated boundary costs and each model's final plan
+(`collage_xdsl.planner.plan_cache`). Many processes may write at once.
 A file that is not ours, or a row we cannot have written, is a `CollageError` naming the
 file, and the file is left untouched; a schema-1 file is upgraded in place.
 """
@@ -46,6 +47,7 @@ _COLUMNS = {
     "collage_costs": {"kernel", "backend", "version", "host", "cost", "spread", "runs",
                       "reason", "timestamp", "sequence"},
     "collage_transitions": {"key", "host", "costs", "timestamp"},
+    "collage_plans": {"model", "options", "host", "versions", "plan", "timestamp"},
 }
 """The columns of each table (``collage_costs`` has no ``sequence`` in schema version 1)."""
 
@@ -306,6 +308,45 @@ class CostDatabase:
             "INSERT OR REPLACE INTO collage_transitions VALUES (?, ?, ?, ?)",
             (key, self.host, json.dumps(costs), time.time()),
         )
+
+    def get_plan(self, model: str, options: str, versions: dict[str, str]
+                 ) -> tuple[dict | None, str | None]:
+        """The plan kept for `model` partitioned with `options` on this host under the
+        backend `versions`, or None and why no kept plan counts (None when none is kept)."""
+        if "collage_plans" not in self._tables():
+            return None, None
+        rows = self._conn.execute(
+            "SELECT host, versions, plan FROM collage_plans WHERE model = ? AND options = ?",
+            (model, options)).fetchall()
+        for host, kept, plan in rows:
+            if host != self.host:
+                continue
+            try:
+                kept_versions, found = json.loads(kept), json.loads(plan)
+            except ValueError as e:
+                raise self._error(f"corrupt kept plan ({e})") from None
+            if kept_versions == versions:
+                return found, None
+            changed = sorted(name for name in {*kept_versions, *versions}
+                             if kept_versions.get(name) != versions.get(name))
+            return None, f"the plan kept for this model was made with other versions of " \
+                         f"{', '.join(changed)}"
+        if rows:
+            return None, "the plans kept for this model were made on other hosts"
+        return None, None
+
+    def put_plan(self, model: str, options: str, versions: dict[str, str], plan: dict
+                 ) -> None:
+        """Keep `plan` for `model` and `options` on this host (the table is created on
+        first use)."""
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS collage_plans (model TEXT NOT NULL, "
+            "options TEXT NOT NULL, host TEXT NOT NULL, versions TEXT NOT NULL, "
+            "plan TEXT NOT NULL, timestamp REAL NOT NULL, PRIMARY KEY (model, options, host))")
+        self._conn.execute(
+            "INSERT OR REPLACE INTO collage_plans VALUES (?, ?, ?, ?, ?, ?)",
+            (model, options, self.host, json.dumps(versions, sort_keys=True), json.dumps(plan),
+             time.time()))
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM collage_costs").fetchone()[0]

@@ -96,6 +96,10 @@ class FunctionReport:
     why a database carried from another machine measures everything again."""
     crossings: tuple[Crossing, ...] = ()
     """The boundaries the plan crosses, per pair of backends."""
+    source: str = "search"
+    """Where the plan comes from: the search, a plan file, or the plan the cost database
+    keeps for the model (`collage_xdsl.planner.plan_cache`), and why a kept one did not
+    count."""
 
     def cheapest_alone(self) -> tuple[str, float] | None:
         """The backend whose cover alone is cheapest, and its total, when one is known."""
@@ -127,6 +131,7 @@ def explain_function(
     alone: dict[str, Cost | str] | None = None,
     sequence_of: Callable[[Kernel], float] = lambda k: 0.0,
     cost_db_other_hosts: int = 0,
+    source: str = "search",
 ) -> FunctionReport:
     """The report for `kernels` chosen over `graph`; `cost_of` re-reads candidate costs
     (from the estimator's memo: nothing is estimated twice); `alone` is
@@ -164,7 +169,8 @@ def explain_function(
                           plan_estimate(graph, kernels, transitions), transitions,
                           tuple(AloneTotal(b, None, t) if isinstance(t, str) else AloneTotal(b, t)
                                 for b, t in (alone or {}).items()),
-                          cost_db_other_hosts, plan_crossings(graph, kernels, transitions))
+                          cost_db_other_hosts, plan_crossings(graph, kernels, transitions),
+                          source)
 
 
 def best_alternative(graph: DataflowGraph, kernel: Kernel,
@@ -230,6 +236,7 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
             "estimates": r.estimates,
             "cost_db_hits": r.cost_db_hits,
             "cost_db_other_hosts": r.cost_db_other_hosts,
+            "plan_source": r.source,
             "search_seconds": r.search_seconds,
             "states_expanded": r.states_expanded,
             "estimated_seconds": _number(r.estimate.total),
@@ -300,6 +307,8 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
             f"{r.candidates} candidates, {r.estimates} estimates, {r.cost_db_hits} cost-DB "
             f"hits, search {_seconds(r.search_seconds)}"
         )
+        if r.source != "search":
+            lines.append(f"  plan: {r.source}")
         if r.cost_db_other_hosts and r.estimates:
             lines.append(f"  cost database: {r.cost_db_other_hosts} costs measured on other "
                          "hosts (another CPU, core count or platform), not used here")

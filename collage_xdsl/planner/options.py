@@ -183,6 +183,9 @@ class PartitionOptions(CandidateOptions):
     it is checked to be a valid partition and not refined."""
     save_plan: str | None = None
     """Where to write the final plan as a plan file."""
+    replan: bool = False
+    """Search again even when the cost database keeps a plan for this model and these
+    options (`collage_xdsl.planner.plan_cache`)."""
 
     def refinement(self) -> RefinementOptions:
         """Refinement as this partition asks for it: scored like the estimator measures

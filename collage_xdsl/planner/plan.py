@@ -42,7 +42,13 @@ from collage_xdsl.planner.costing import (
 )
 from collage_xdsl.planner.explain import FunctionReport, explain_function
 from collage_xdsl.planner.options import PartitionOptions
-from collage_xdsl.planner.plan_file import plan_json, plan_kernels, read_plan, write_plan
+from collage_xdsl.planner.plan_cache import PlanKey
+from collage_xdsl.planner.plan_file import (
+    plan_json,
+    plan_kernels,
+    read_plan,
+    write_plan,
+)
 from collage_xdsl.planner.refinement import (
     Budget,
     RefinedFunction,
@@ -129,6 +135,10 @@ class _Planner:
         self.constraints = options.constraints()
         self.followed = read_plan(options.plan_file) if options.plan_file else None
         """The plan file the partition follows instead of searching."""
+        self.kept_costs: dict[str, list] | None = None
+        """The kernels' costs of a plan kept in the cost database, when it is followed."""
+        self.source = f"plan file {options.plan_file}" if options.plan_file else "search"
+        """Where the plans come from, for the explain report."""
         self.budget: Budget | None = None
         """The refinement budget, shared by the functions; it starts with the first."""
         self.other_hosts = 0
@@ -143,8 +153,29 @@ class _Planner:
     def plan(self, transitions: TransitionCosts) -> list[FunctionPlan]:
         if self.explain and self.db is not None:  # one count for the whole module
             self.other_hosts = self.db.other_hosts()
-        return [self.plan_function(func, transitions)
-                for func in partitionable_functions(self.module)]
+        key = self._kept_plan()
+        plans = [self.plan_function(func, transitions)
+                 for func in partitionable_functions(self.module)]
+        if key is not None:
+            key.keep(self.db, plans)
+        return plans
+
+    def _kept_plan(self) -> PlanKey | None:
+        """Follow the plan the cost database keeps for this model, if one counts; else the
+        key to keep the new plan under (None without a database or with a plan file)."""
+        if self.db is None or self.followed is not None:
+            return None
+        key = PlanKey.of(self.module, self.options, self.specs)
+        if self.options.replan:
+            self.source = "search (replan)"
+            return key
+        kept, why_not = key.lookup(self.db)
+        if kept is None:
+            self.source = f"search ({why_not})" if why_not else "search"
+            return key
+        self.followed = {"path": f"cost database {self.db.path}", **kept["plan"]}
+        self.kept_costs, self.source = kept["costs"], "kept in the cost database"
+        return None
 
     def plan_function(self, func, transitions: TransitionCosts) -> FunctionPlan:
         name = func.sym_name.data
@@ -184,18 +215,21 @@ class _Planner:
     def follow(self, graph: DataflowGraph, transitions: TransitionCosts) -> FunctionPlan:
         """The function partitioned as the plan file says, each kernel costed."""
         name = graph.func.sym_name.data
-        self.progress(f"plan file @{name}")
+        self.progress(f"plan {self.source} @{name}")
         kernels = plan_kernels(graph, self.followed, self.specs, self.configs,
                                self.constraints)
-        costs = merged_costs(self.estimator, kernels)
+        kept = (self.kept_costs or {}).get(name)
+        estimated = kept is None or len(kept) != len(kernels)
+        costs = merged_costs(self.estimator, kernels) if estimated else kept
         kernels = [Kernel(k.sub_graph, k.backend, c) for k, c in zip(kernels, costs)]
         report = None
         if self.explain:
             total = Cost.unknown() if None in costs else Cost(sum(costs))
             report = explain_function(graph, kernels, [], self.cost_of, total=total,
-                                      estimates=len(kernels), cost_db_hits=0, search_seconds=0.0,
+                                      estimates=len(kernels) if estimated else 0,
+                                      cost_db_hits=0, search_seconds=0.0,
                                       states_expanded=0, transitions=transitions,
-                                      sequence_of=lambda k: sequence_cost(self.estimator, k))
+                                      sequence_of=lambda k: 0.0, source=self.source)
         form_regions(graph, kernels)
         return FunctionPlan(name, kernels, report, None)
 
@@ -241,7 +275,7 @@ class _Planner:
             cost_db_hits=hits, search_seconds=result.seconds,
             states_expanded=result.states_expanded, transitions=transitions, alone=alone,
             sequence_of=lambda k: sequence_cost(self.estimator, k),
-            cost_db_other_hosts=self.other_hosts)
+            cost_db_other_hosts=self.other_hosts, source=self.source)
 
     def close(self) -> None:
         self.estimator.close()

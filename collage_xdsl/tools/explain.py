@@ -22,7 +22,11 @@ import json
 from pathlib import Path
 
 from collage_xdsl.planner.html import format_html
-from collage_xdsl.planner.picture import draw_partition, partition_svg, partitioned_functions
+from collage_xdsl.planner.picture import (
+    draw_partition,
+    partition_svg,
+    partitioned_functions,
+)
 from collage_xdsl.refine.report import format_trials
 from collage_xdsl.tools.options import (
     kernel_summary,

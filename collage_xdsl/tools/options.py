@@ -97,6 +97,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         "collage-composite-patterns)")
     p.add_argument("--plan", metavar="PLAN.json",
                    help="follow this saved plan instead of searching (docs/control.md)")
+    p.add_argument("--replan", action="store_true",
+                   help="search again even when the cost database keeps a plan for this "
+                        "model and these options")
     p.add_argument("--save-plan", metavar="PLAN.json",
                    help="write the final plan, one entry per node, to this file")
     p.add_argument("--tvm-tune", choices=MODES, default="none",
@@ -145,7 +148,7 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                             min_kernel_ops=args.min_kernel_ops,
                             min_kernel_seconds=args.min_kernel_seconds,
                             no_fallback=args.no_fallback, plan_file=args.plan,
-                            save_plan=args.save_plan)
+                            save_plan=args.save_plan, replan=args.replan)
 
 
 def backend_options(args: argparse.Namespace, backends: tuple[str, ...]) -> str:

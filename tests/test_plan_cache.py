@@ -1,6 +1,6 @@
 """The plan cache (`collage_xdsl.planner.plan_cache`): a model's final plan kept in the cost
 database is followed by the next partition, and a changed host, backend version or option
-invalidates it."""
+invalidates it; and refinement is skipped where the database says it cannot pay."""
 
 import json
 import sqlite3
@@ -95,3 +95,19 @@ def test_a_kept_plan_that_no_longer_fits_the_model_is_an_error_naming_it(
     with pytest.raises(PlanFileError, match=r"cost database .*costs.sqlite: @main is not a "
                                             r"valid partition:\n  node 'frob' \(conv2d\)"):
         partition_module(module, options)
+
+
+def test_refinement_is_skipped_for_a_whole_model_plan_no_measured_cut_improves(
+        example_module, tmp_path):
+    """The search's plan is one backend's whole model and the cost database measured no
+    cut of it cheaper: refinement has nothing to try, so it does not run."""
+    module = example_module("mnist_cnn")
+    phases = []
+    options = PartitionOptions(backends=("tvm", "onnxruntime"), mock_costs="tvm:1,onnxruntime:2",
+                               refine_budget=5, cost_db=str(tmp_path / "c.sqlite"))
+    plan = partition_module(module, options, progress=phases.append).plans[0]
+    assert len(plan.kernels) == 1 and plan.refined is None
+    assert any(p.startswith("refinement @main skipped: the search's plan is tvm's whole "
+                            "model") for p in phases)
+    without_db = PartitionOptions(**{**options.__dict__, "cost_db": None})
+    assert partition_module(module, without_db).plans[0].refined is not None

@@ -239,11 +239,19 @@ class _Planner:
         if options.budget_seconds() == 0 or not kernels:
             return None
         name = func.sym_name.data
+        gains = self._cut_gains(graph, candidates)
+        whole = len(kernels) == 1 and graph.does_all_work(kernels[0].inside)
+        if gains is not None and whole and not any(
+                g >= options.min_gain for (_, b), g in gains.items() if b == kernels[0].backend):
+            self.progress(f"refinement @{name} skipped: the search's plan is "
+                          f"{kernels[0].backend}'s whole model and no cut the cost database "
+                          f"measured gains {options.min_gain:.0%}")
+            return None
         self.progress(f"refinement @{name}")
         if self.budget is None:
             self.budget = Budget(options.budget_seconds())
         return refine_function(self.module.clone(), name, graph, kernels, self.specs, options,
-                               self.budget.left(), self._cut_gains(graph, candidates))
+                               self.budget.left(), gains)
 
     def _cut_gains(self, graph: DataflowGraph, candidates: Sequence[CandidateKernel]
                    ) -> dict[tuple[int, str], float] | None:

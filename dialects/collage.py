@@ -17,6 +17,8 @@ import math
 from abc import ABC
 from collections.abc import Sequence
 from enum import IntEnum
+from functools import cache
+from importlib.metadata import entry_points
 from typing import ClassVar
 
 import numpy as np
@@ -1243,6 +1245,24 @@ class RegionOp(IRDLOperation, ABC):
             )
 
 
+BACKEND_ENTRY_POINTS = "collage_xdsl.backends"
+"""The entry-point group backends are registered under (`collage_xdsl.backends`)."""
+RUNTIME_BACKENDS: set[str] = set()
+"""Backends registered in this process (`collage_xdsl.backends.register_backend`)."""
+
+
+@cache
+def installed_backends() -> frozenset[str]:
+    """The backends installed as entry points (read once per process)."""
+    return frozenset(e.name for e in entry_points(group=BACKEND_ENTRY_POINTS))
+
+
+def backend_names() -> list[str]:
+    """The names a `collage.kernel` may give: installed backends and those registered in
+    this process."""
+    return sorted(installed_backends() | RUNTIME_BACKENDS)
+
+
 @irdl_op_definition
 class KernelOp(RegionOp):
     """A chosen candidate kernel: its sub-graph, the backend that runs it, a label and
@@ -1277,9 +1297,14 @@ class KernelOp(RegionOp):
         super().__init__(inputs, output_types, body, attrs)
 
     def verify_(self) -> None:
-        """Also: not nested in a kernel (or a part or an outlined function of one), and a
-        cost, when given, is not negative."""
+        """Also: its backend is a known one (`backend_names`), it is not nested in a kernel
+        (or a part or an outlined function of one), and a cost, when given, is not
+        negative."""
         super().verify_()
+        known = backend_names()
+        if self.backend.data not in known:
+            raise VerifyException(f"collage.kernel names unknown backend "
+                                  f"{self.backend.data!r} (registered: {', '.join(known)})")
         parent = self.parent_op()
         while parent is not None:
             if isinstance(parent, RegionOp):

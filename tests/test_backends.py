@@ -8,13 +8,13 @@ from importlib.metadata import EntryPoint
 
 import numpy as np
 import pytest
+from collage_xdsl.dialects.collage import BACKEND_ENTRY_POINTS
 from graph_helpers import CONV, CONV_ARGS, MLP, MLP_ARGS, names, parse_graph
 from ir_helpers import parse
 from xdsl.dialects.builtin import ModuleOp
 
 import collage_xdsl.backends as registry
 from collage_xdsl.backends import (
-    ENTRY_POINT_GROUP,
     available_backends,
     backend_for,
     compile_kernel,
@@ -73,8 +73,8 @@ def fresh_registry():
 
 
 def test_entry_point_registration(monkeypatch, fresh_registry):
-    eps = [EntryPoint("fake", "test_backends:FAKE", ENTRY_POINT_GROUP),
-           EntryPoint("broken", "no_such_module_here:X", ENTRY_POINT_GROUP)]
+    eps = [EntryPoint("fake", "test_backends:FAKE", BACKEND_ENTRY_POINTS),
+           EntryPoint("broken", "no_such_module_here:X", BACKEND_ENTRY_POINTS)]
     installed = registry.entry_points
     monkeypatch.setattr(registry, "entry_points",
                         lambda group: [*installed(group=group), *eps])

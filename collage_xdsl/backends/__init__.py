@@ -29,9 +29,8 @@ from collage_xdsl.backends.fusion_spec import apply_section, load_fusion_spec
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.core.candidates import PartitionSpec
 from collage_xdsl.core.rules import HostPartitionRule
+from collage_xdsl.dialects.collage import BACKEND_ENTRY_POINTS, RUNTIME_BACKENDS
 from collage_xdsl.errors import CollageError
-
-ENTRY_POINT_GROUP = "collage_xdsl.backends"
 
 BackendOptions = Mapping[str, Mapping[str, Any]]
 """Per backend name, the options its factory is called with."""
@@ -46,12 +45,13 @@ class BackendError(CollageError):
 def register_backend(name: str, backend: Backend | Callable[..., Backend]) -> None:
     """Register `backend` (or a factory taking options) under `name` in this process."""
     _REGISTERED[name] = backend
+    RUNTIME_BACKENDS.add(name)
     _resolve.cache_clear()
 
 
 @cache
 def _entry_points() -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return {ep.name: ep for ep in entry_points(group=BACKEND_ENTRY_POINTS)}
 
 
 def available_backends() -> list[str]:

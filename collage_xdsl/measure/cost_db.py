@@ -123,6 +123,12 @@ def host_fingerprint() -> str:
     return hashlib.sha256(host_description().encode()).hexdigest()[:16]
 
 
+def writable(path: Path) -> bool:
+    """Whether this process may write `path` and create files beside it (SQLite's journal):
+    false on a read-only file system even for root."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
 class CostDatabase:
     """Measured costs on disk, with hit/miss counters for the explain report."""
 
@@ -131,16 +137,24 @@ class CostDatabase:
         self.host = host if host is not None else host_fingerprint()
         self.hits = 0
         self.misses = 0
+        self.read_only = self.path.is_file() and not writable(self.path)
+        """An existing file this process cannot write (a read-only file system, no write
+        permission): opened read-only and used; what is measured now is not kept."""
         try:
             if self.path.exists() and not self.path.is_file():  # /dev/null, a directory
                 raise self._error("not a regular file")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            if self.read_only:
+                self._conn = self._connect_read_only()
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
+                                             isolation_level=None)
         except (OSError, sqlite3.Error) as e:
             raise self._error(f"cannot open it: {e}") from None
         try:
             self._check_or_create_schema()
-            self._use_wal()
+            if not self.read_only:
+                self._use_wal()
         except sqlite3.DatabaseError as e:
             self._conn.close()
             if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
@@ -150,6 +164,18 @@ class CostDatabase:
         except CollageError:
             self._conn.close()
             raise
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A read-only connection; on read-only media, where SQLite cannot make a WAL
+        file's shared-memory index, one that takes the file as immutable."""
+        uri = self.path.resolve().as_uri()
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+        try:
+            conn.execute("SELECT name FROM sqlite_master").fetchall()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
     def _error(self, reason: str) -> CollageError:
         return CollageError(
@@ -271,7 +297,10 @@ class CostDatabase:
         return Measurement(value, spread, runs, reason, sequence)
 
     def put(self, kernel: str, backend: str, version: str, m: Measurement) -> None:
-        """Store (or replace) a measurement, in one short transaction."""
+        """Store (or replace) a measurement, in one short transaction (nothing when the
+        file is `read_only`)."""
+        if self.read_only:
+            return
         cost = None if m.cost.is_unknown else m.cost.seconds
         # autocommit mode: the statement is its own transaction, holding the lock briefly
         self._conn.execute(
@@ -298,7 +327,9 @@ class CostDatabase:
 
     def put_transitions(self, key: str, costs: dict) -> None:
         """Store calibrated transition costs (`TransitionCosts.to_json`; the table is
-        created on first use)."""
+        created on first use; nothing when the file is `read_only`)."""
+        if self.read_only:
+            return
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS collage_transitions (key TEXT NOT NULL, "
             "host TEXT NOT NULL, costs TEXT NOT NULL, timestamp REAL NOT NULL, "
@@ -338,7 +369,9 @@ class CostDatabase:
     def put_plan(self, model: str, options: str, versions: dict[str, str], plan: dict
                  ) -> None:
         """Keep `plan` for `model` and `options` on this host (the table is created on
-        first use)."""
+        first use; nothing when the file is `read_only`)."""
+        if self.read_only:
+            return
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS collage_plans (model TEXT NOT NULL, "
             "options TEXT NOT NULL, host TEXT NOT NULL, versions TEXT NOT NULL, "

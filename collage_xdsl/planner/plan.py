@@ -131,6 +131,9 @@ class _Planner:
         self.specs: list[PartitionSpec] = options.specs()
         options.check(self.specs)
         self.estimator, self.db = make_estimator(self.specs, options, evicts(module))
+        if self.db is not None and self.db.read_only:
+            progress(f"cost database {self.db.path} is read-only: its costs are used, what "
+                     "is measured now is not kept")
         self.configs = options.coalesce_configs(self.specs)
         self.constraints = options.constraints()
         self.followed = read_plan(options.plan_file) if options.plan_file else None

@@ -93,6 +93,24 @@ def _weights(module: ModuleOp) -> dict[str, np.ndarray]:
     return weights
 
 
+def check_artifact_place(out: str | Path) -> Path:
+    """`out` as a path an artifact can be written to, or an `ArtifactError` saying why not:
+    a file, a directory holding something else, a place this process cannot write (checked
+    before any measuring starts)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ArtifactError(f"{out}: exists and is not a directory")
+    if (out.is_dir() and not (out / MANIFEST).is_file()
+            and any(not p.name.startswith(".partial-") for p in out.iterdir())):
+        raise ArtifactError(f"{out}: a non-empty directory that is not a collage artifact "
+                            "(refusing to write into it)")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise ArtifactError(f"{out}: cannot write the artifact: {existing} is not a "
+                            "writable directory")
+    return out
+
+
 def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], estimator: str,
                   inputs: list[str], outputs: list[str], source: Path | None,
                   explain: dict, backend_options: BackendOptions | None = None) -> Path:
@@ -101,13 +119,7 @@ def save_artifact(out: str | Path, module: ModuleOp, *, backends: list[str], est
     failed or interrupted write leaves an earlier artifact at `out` as it was."""
     from collage_xdsl.core.outline import kernel_functions
 
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ArtifactError(f"{out}: exists and is not a directory")
-    if (out.is_dir() and not (out / MANIFEST).is_file()
-            and any(not p.name.startswith(".partial-") for p in out.iterdir())):
-        raise ArtifactError(f"{out}: a non-empty directory that is not a collage artifact "
-                            "(refusing to write into it)")
+    out = check_artifact_place(out)
     kernels = [
         {"function": f.sym_name.data, "backend": f.attributes["collage.backend"].data,
          "cost": f.attributes["collage.cost"].value.data

@@ -5,7 +5,8 @@
     collage explain model.onnx --backends tvm,openvino [--json]
     collage bench model.onnx --backends tvm,onnxruntime,openvino
 
-Every failure is an `error: ...` line on stderr and exit status 1.
+Every failure is an `error: ...` line on stderr and exit status 1; Ctrl-C is one line
+and exit status 130.
 """
 
 from __future__ import annotations
@@ -38,10 +39,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = ("interrupted: the costs measured so far are kept in the cost database; an "
+               "artifact is written only when compile finishes, so none was changed")
+"""What Ctrl-C prints (exit status 130)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
     except ParseError as e:
         message = str(e).rstrip()
     except (CollageError, DiagnosticException, OSError) as e:

@@ -138,6 +138,10 @@ def main(args: Sequence[str] | None = None) -> int:
         return _error(f"{not_utf8(name, e)}; an ONNX model needs -f onnx or .onnx")
     except (OSError, ValueError) as e:
         return _error(str(e))
+    except KeyboardInterrupt:
+        print("interrupted: the costs measured so far are kept in the cost database; no "
+              "output was written", file=sys.stderr)
+        return 130
     return 0
 
 

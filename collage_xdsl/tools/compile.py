@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from collage_xdsl.runtime.artifact import save_artifact
+from collage_xdsl.runtime.artifact import check_artifact_place, save_artifact
 from collage_xdsl.tools.options import (
     kernel_summary,
     load_and_partition,
@@ -25,6 +25,7 @@ from collage_xdsl.tools.progress import Progress
 def cmd_compile(args: argparse.Namespace) -> int:
     """Partition a model over the backends and save it as an artifact directory."""
     options = partition_options(args)
+    check_artifact_place(args.output)
     with Progress(quiet=args.quiet) as progress:
         model, partitioned = load_and_partition(args, options, progress)
         progress(f"saving {args.output}")

@@ -541,3 +541,41 @@ def test_ops_are_named_after_their_onnx_node():
     assert "%y = collage.sigmoid %block_1_relu.2" in text
     reparsed = Parser(ir_context(), text).parse_module()
     assert str(reparsed) == text
+
+
+def external_data_model(folder: Path) -> Path:
+    """A MatMul whose weight lives in `weights.bin` beside the model file."""
+    w = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+                              "g", [x], [y], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = folder / "model.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, location="weights.bin",
+                    size_threshold=0)
+    return path
+
+
+def test_external_data_is_read_beside_the_model_whatever_the_working_directory(
+        tmp_path, monkeypatch):
+    from collage_xdsl.frontend import read_onnx
+    from collage_xdsl.ir.interpreter import run_module
+
+    path = external_data_model(tmp_path)
+    monkeypatch.chdir("/")
+    module, _ = read_onnx(path.read_bytes(), str(path))
+    x = np.ones((1, 4), np.float32)
+    (y,) = run_module(module, [x])
+    np.testing.assert_allclose(y, x @ np.arange(16, dtype=np.float32).reshape(4, 4))
+
+
+def test_a_missing_external_data_file_is_one_line_naming_it(tmp_path):
+    from collage_xdsl.frontend import read_onnx
+
+    path = external_data_model(tmp_path)
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(FrontendError) as e:
+        read_onnx(path.read_bytes(), str(path))
+    assert str(e.value) == (f"{path}: tensor 'w' is stored in external-data file "
+                            f"{tmp_path / 'weights.bin'}, which does not exist")

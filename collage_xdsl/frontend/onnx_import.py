@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper, shape_inference
+from onnx import external_data_helper, helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -116,6 +116,7 @@ class OnnxImporter:
         for name in self.input_shapes:
             if name not in {i.name for i in args}:
                 raise self.error(f"input_shapes names '{name}', which is not a graph input")
+        self.check_symbolic(args)
         arg_types = [self.input_type(i) for i in args]
         self.inferred = self.infer_types(args, arg_types)
         for info, t in zip(args, arg_types):
@@ -195,19 +196,34 @@ class OnnxImporter:
         else:
             if not t.tensor_type.HasField("shape"):
                 raise self.error(f"input '{info.name}' has an unknown rank; give input_shapes")
-            shape = []
-            for d in t.tensor_type.shape.dim:
-                if not d.HasField("dim_value"):
-                    raise self.error(
-                        f"input '{info.name}' has symbolic dimension "
-                        f"'{d.dim_param or '?'}'; fix it with "
-                        f"input_shapes={{'{info.name}': [...]}} "
-                        f"(on the command line: --input-shape {info.name}:D1,D2,...)"
-                    )
-                shape.append(d.dim_value)
+            shape = [d.dim_value for d in t.tensor_type.shape.dim]  # fixed: check_symbolic
         if any(d < 0 for d in shape):
             raise self.error(f"input '{info.name}' has a negative dimension: {shape}")
         return TensorType(self.element_type(dtype, f"input '{info.name}'"), shape)
+
+    def check_symbolic(self, args: Sequence[onnx.ValueInfoProto]) -> None:
+        """Every symbolic dimension of an input `input_shapes` does not fix is listed in
+        one error, with the `--input-shape` flags that would fix them."""
+        unresolved = {}
+        for info in args:
+            t = info.type.tensor_type
+            dims = [d.dim_value if d.HasField("dim_value") else d.dim_param or "?"
+                    for d in t.shape.dim]
+            if info.name not in self.input_shapes and any(isinstance(d, str) for d in dims):
+                unresolved[info.name] = dims
+        if len(unresolved) == 1 and sum(isinstance(d, str) for d in
+                                        next(iter(unresolved.values()))) == 1:
+            (name, dims), = unresolved.items()
+            symbol = next(d for d in dims if isinstance(d, str))
+            raise self.error(f"input '{name}' has symbolic dimension '{symbol}'; fix it with "
+                             f"input_shapes={{'{name}': [...]}} (on the command line: "
+                             f"--input-shape {name}:D1,D2,...)")
+        if unresolved:
+            listed = ", ".join(f"'{n}' [{', '.join(map(str, d))}]" for n, d in unresolved.items())
+            flags = " ".join(f"--input-shape {n}:{','.join(f'D{k + 1}' for k in range(len(d)))}"
+                             for n, d in unresolved.items())
+            raise self.error(f"inputs have symbolic dimensions: {listed}; fix them with "
+                             f"input_shapes (on the command line: {flags})")
 
     def infer_types(self, args, arg_types) -> dict[str, onnx.TypeProto]:
         """ONNX's inferred type of every value (one strict inference over a weight-less copy)."""
@@ -370,10 +386,11 @@ def parse_input_shapes(specs: Sequence[str] | None) -> dict[str, list[int]] | No
     return shapes
 
 
-def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None = None
-              ) -> tuple[ModuleOp, onnx.ModelProto]:
+def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None = None,
+              base_dir: str | Path | None = None) -> tuple[ModuleOp, onnx.ModelProto]:
     """Import the serialized ONNX model `data` read from `name` (named in every error),
-    with `input_shapes` fixing symbolic input dimensions."""
+    with `input_shapes` fixing symbolic input dimensions; tensors stored in external-data
+    files are read from `base_dir` (the model file's folder; default: `name`'s)."""
     try:
         model = onnx.load_model_from_string(data)
     except Exception as e:  # protobuf decode errors have no common base class
@@ -381,7 +398,25 @@ def read_onnx(data: bytes, name: str, input_shapes: dict[str, list[int]] | None 
     if not model.HasField("graph"):
         raise FrontendError(f"{name}: not an ONNX model: it has no graph"
                             + (" (the file is empty)" if not data else ""))
+    load_external_data(model, name, Path(name).parent if base_dir is None else Path(base_dir))
     try:
         return import_onnx(model, input_shapes), model
     except FrontendError as e:  # its message names the graph and node; add the file
         raise FrontendError(f"{name}: {e}") from None
+
+
+def load_external_data(model: onnx.ModelProto, name: str, base_dir: Path) -> None:
+    """Read the tensors `model` keeps in external-data files, relative to `base_dir`; a
+    missing file is a `FrontendError` naming it and the tensor, as is one onnx cannot read
+    (outside `base_dir`, too short)."""
+    for tensor in model.graph.initializer:
+        if external_data_helper.uses_external_data(tensor):
+            path = base_dir / external_data_helper.ExternalDataInfo(tensor).location
+            if not path.is_file():
+                raise FrontendError(f"{name}: tensor '{tensor.name}' is stored in external-data "
+                                    f"file {path}, which does not exist")
+    try:
+        external_data_helper.load_external_data_for_model(model, str(base_dir))
+    except Exception as e:  # onnx's checker errors have no common base class
+        raise FrontendError(f"{name}: cannot read its external data from {base_dir}: "
+                            f"{e}") from None

@@ -293,19 +293,21 @@ class TvmKernel:
         self.vm: relax.VirtualMachine | None = relax.VirtualMachine(executable, tvm.cpu())
         self._main = self.vm["main"]
         self._staging = [_aligned_empty(shape, dtype) for shape, dtype in self.signature.inputs]
-        self._staged = [tvm.runtime.from_dlpack(a) for a in self._staging]
+        self._staged = [tvm.runtime.empty(a.shape, str(a.dtype)) if a.size == 0  # compact
+                        else tvm.runtime.from_dlpack(a) for a in self._staging]
         self._copied = _shared_results(func)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Inputs go in without a TVM allocation: zero-copy when 64-byte aligned (DLPack
-        needs that), else copied into a staging buffer; outputs come back zero-copy (the
-        VM allocates them afresh on every call), except those it may share
-        (`_shared_results`), which are copied."""
+        needs that), else copied into a staging buffer (a zero-size input always: its
+        staged tensor is TVM's, since DLPack hands TVM a zero-size numpy array with
+        strides TVM rejects); outputs come back zero-copy (the VM allocates them afresh on
+        every call), except those it may share (`_shared_results`), which are copied."""
         assert self.vm is not None, "the kernel was released"
         self.policy.configure_tvm()
         args = []
         for x, buffer, staged in zip(self.signature.check(inputs), self._staging, self._staged):
-            if x.ctypes.data % _ALIGNMENT == 0 and x.flags.writeable:
+            if x.size and x.ctypes.data % _ALIGNMENT == 0 and x.flags.writeable:
                 args.append(tvm.runtime.from_dlpack(x))
             else:
                 np.copyto(buffer, x)

@@ -41,6 +41,17 @@ def i64(name, values):
     return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
 
 
+def random_feeds(model: onnx.ModelProto) -> list[np.ndarray]:
+    """Seeded inputs for the example models: 0/1 integers (token ids, masks), else floats."""
+    rng = np.random.default_rng(0)
+    return [
+        rng.integers(0, 2, [d.dim_value for d in i.type.tensor_type.shape.dim])
+        if i.type.tensor_type.elem_type == TensorProto.INT64
+        else rng.random([d.dim_value for d in i.type.tensor_type.shape.dim], dtype=np.float32)
+        for i in model.graph.input
+    ]
+
+
 def check_against_onnxruntime(model: onnx.ModelProto, *inputs: np.ndarray) -> ModuleOp:
     """Import, verify, and compare the interpreter's outputs with ONNX Runtime's."""
     module = import_onnx(model)
@@ -84,14 +95,7 @@ def test_example_model_imports_and_matches_onnxruntime(name, tmp_path):
     model = onnx.load(path)
     onnx.checker.check_model(model, full_check=True)
     assert model == make_models.make_model(name), "models must be deterministic"
-    rng = np.random.default_rng(0)
-    inputs = [
-        rng.integers(0, 2, [d.dim_value for d in i.type.tensor_type.shape.dim])
-        if i.type.tensor_type.elem_type == TensorProto.INT64
-        else rng.random([d.dim_value for d in i.type.tensor_type.shape.dim], dtype=np.float32)
-        for i in model.graph.input
-    ]
-    module = check_against_onnxruntime(model, *inputs)
+    module = check_against_onnxruntime(model, *random_feeds(model))
     assert "collage.matmul" in ops(module)
 
 
@@ -590,11 +594,4 @@ def test_example_model_at_newer_opsets_matches_onnxruntime(name, opset, example_
 
     model = version_converter.convert_version(example_model(name), opset)
     model.ir_version = min(model.ir_version, 10)  # what onnxruntime 1.31 reads
-    rng = np.random.default_rng(0)
-    inputs = [
-        rng.integers(0, 2, [d.dim_value for d in i.type.tensor_type.shape.dim])
-        if i.type.tensor_type.elem_type == TensorProto.INT64
-        else rng.random([d.dim_value for d in i.type.tensor_type.shape.dim], dtype=np.float32)
-        for i in model.graph.input
-    ]
-    check_against_onnxruntime(model, *inputs)
+    check_against_onnxruntime(model, *random_feeds(model))

@@ -436,8 +436,11 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert mlp["partition"]["warm"]["estimates"] == 0
     assert mlp["partition"]["warm"]["refinement"] is None
     refinement = mlp["partition"]["refined"]["refinement"]  # every trial, as refine reports
-    assert [f["function"] for f in refinement] == ["main"]
-    assert 0 < refinement[0]["budget"] <= 1.0
+    if refinement is None:  # skipped: the search's plan is one backend's whole model
+        assert mlp["partition"]["refined"]["kernels"].startswith("1 kernel (")
+    else:
+        assert [f["function"] for f in refinement] == ["main"]
+        assert 0 < refinement[0]["budget"] <= 1.0
     # the search considers every one-backend cover too: mixing is estimated no dearer
     mixing = mlp["partition"]["warm"]["mixing_ratio"]
     assert 0 < mixing <= 1 + 1e-9

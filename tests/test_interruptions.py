@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from collage_xdsl.measure import cost_db
 from collage_xdsl.planner.options import PartitionOptions
 from collage_xdsl.planner.pipeline import partition_module

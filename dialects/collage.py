@@ -481,6 +481,72 @@ class LeakyReluOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """`collage.hard_sigmoid %x {alpha = 0.2 : f32, beta = 0.5 : f32}`: clip(a*x + b, 0, 1)."""
+
+    name = "collage.hard_sigmoid"
+    alpha = attr_def(FloatAttr)
+    beta = attr_def(FloatAttr)
+
+
+@irdl_op_definition
+class HardSwishOp(FloatUnaryOp):
+    """`collage.hard_swish %x`: x * clip(x + 3, 0, 6) / 6."""
+
+    name = "collage.hard_swish"
+
+
+@irdl_op_definition
+class MishOp(FloatUnaryOp):
+    """`collage.mish %x`: x * tanh(softplus(x))."""
+
+    name = "collage.mish"
+
+
+@irdl_op_definition
+class EluOp(FloatUnaryOp):
+    """`collage.elu %x {alpha = 1.0 : f32}`: x if x > 0, else alpha * (exp(x) - 1)."""
+
+    name = "collage.elu"
+    alpha = attr_def(FloatAttr)
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """`collage.softplus %x`: log(1 + exp(x))."""
+
+    name = "collage.softplus"
+
+
+@irdl_op_definition
+class SeluOp(FloatUnaryOp):
+    """`collage.selu %x {alpha = 1.67 : f32, gamma = 1.05 : f32}`: gamma * elu(x, alpha)."""
+
+    name = "collage.selu"
+    alpha = attr_def(FloatAttr)
+    gamma = attr_def(FloatAttr)
+
+
+@irdl_op_definition
+class PReluOp(BinaryOp):
+    """`%r = collage.prelu %x, %slope : (tensor<1x4x8x8xf32>, tensor<4x1x1xf32>) ->
+    tensor<1x4x8x8xf32>`: x if x >= 0, else slope * x; the slope broadcasts to x's shape
+    (ONNX's unidirectional broadcast)."""
+
+    name = "collage.prelu"
+
+    @classmethod
+    def infer(cls, types: Sequence[Attribute]) -> list[Attribute]:
+        elt = _same_elt(types)
+        if not isinstance(elt, AnyFloat):
+            raise VerifyException(f"{cls.name} needs floating-point operands")
+        x, slope = (_shape(t) for t in types)
+        if not _broadcasts_to(slope, x):
+            raise VerifyException(f"slope {list(slope)} does not broadcast to input {list(x)}")
+        return [TensorType(elt, x)]
+
+
+@irdl_op_definition
 class ClipOp(FloatUnaryOp):
     """`collage.clip %x {min = 0.0 : f32, max = 6.0 : f32}`; a missing bound is unbounded."""
 
@@ -1025,6 +1091,72 @@ class Conv2dOp(GraphOp):
 
 
 @irdl_op_definition
+class ConvTranspose2dOp(GraphOp):
+    """NCHW / IOHW 2-D transposed convolution without bias: weight `[C, O / group, kh, kw]`,
+    output size `(in - 1) * stride + (k - 1) * dilation + 1 + output_padding - begin - end`.
+
+    `{strides = array<i64: sh, sw>, pads = array<i64: top, left, bottom, right>,
+      dilations = array<i64: dh, dw>, output_padding = array<i64: oh, ow>, group = 1 : i64}`"""
+
+    name = "collage.conv_transpose2d"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = attr_def(DenseArrayBase)
+    pads = attr_def(DenseArrayBase)
+    dilations = attr_def(DenseArrayBase)
+    output_padding = attr_def(DenseArrayBase)
+    group = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, weight: SSAValue, strides=(1, 1), pads=(0, 0, 0, 0),
+                 dilations=(1, 1), output_padding=(0, 0), group: int = 1):
+        attrs = {"strides": ints(strides), "pads": ints(pads), "dilations": ints(dilations),
+                 "output_padding": ints(output_padding), "group": IntegerAttr(group, i64)}
+        super().__init__(
+            operands=[input, weight], attributes=attrs,
+            result_types=self.infer(input.type, weight.type, strides, pads, dilations,
+                                    output_padding, group),
+        )
+
+    @staticmethod
+    def infer(x, w, strides, pads, dilations, output_padding, group) -> list[Attribute]:
+        xs, ws = _shape(x, "input"), _shape(w, "weight")
+        if len(xs) != 4 or len(ws) != 4:
+            raise VerifyException(
+                f"input and weight must have rank 4, got ranks {len(xs)} and {len(ws)}"
+            )
+        if len(strides) != 2 or len(dilations) != 2 or len(output_padding) != 2 or len(pads) != 4:
+            raise VerifyException("strides, dilations and output_padding need 2 values, pads 4")
+        if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or group < 1:
+            raise VerifyException("strides, dilations and group must be positive, pads >= 0")
+        if any(not 0 <= p < s for p, s in zip(output_padding, strides)):
+            raise VerifyException(
+                f"output_padding {list(output_padding)} must be >= 0 and below the strides "
+                f"{list(strides)}"
+            )
+        n, c, h, wd = xs
+        ci, og, kh, kw = ws
+        if c % group or ci != c:
+            raise VerifyException(
+                f"weight {list(ws)} with group {group} does not fit {c} input channels"
+            )
+        out = [(size - 1) * s + (k - 1) * d + 1 + op - p0 - p1 for size, k, s, d, op, p0, p1
+               in zip((h, wd), (kh, kw), strides, dilations, output_padding, pads[:2], pads[2:])]
+        if min(out) < 1:
+            raise VerifyException(f"pads {list(pads)} leave an empty output {out}")
+        return [TensorType(_same_elt([x, w]), [n, og * group, *out])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(
+            self.input.type, self.weight.type, get_ints(self.strides), get_ints(self.pads),
+            get_ints(self.dilations), get_ints(self.output_padding), get_int(self.group, 1),
+        )
+
+
+@irdl_op_definition
 class MatmulOp(GraphOp):
     """numpy.matmul semantics (batched, broadcast batch dims)."""
 
@@ -1367,11 +1499,12 @@ Collage = Dialect(
         ConstantOp, TupleOp, GetItemOp,
         ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, NegOp, AbsOp,
         NotOp, LeakyReluOp, ClipOp, GeluOp, CastOp,
+        HardSigmoidOp, HardSwishOp, MishOp, EluOp, SoftplusOp, SeluOp, PReluOp,
         AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, EqualOp, LessOp, GreaterOp,
         WhereOp, BatchNormOp, ExpandOp,
         ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, PadOp,
         ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-        Conv2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+        Conv2dOp, ConvTranspose2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
         SoftmaxOp, LrnOp, LayerNormOp,
         KernelOp, CompositeOp, YieldOp,
     ],

@@ -340,6 +340,13 @@ def test_gemm_transposes_and_scales():
     (helper.make_node("Flatten", ["x"], ["y"], axis=4), 13),
     (helper.make_node("Transpose", ["x"], ["y"]), 11),
     (helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.2), 11),
+    (helper.make_node("HardSigmoid", ["x"], ["y"], alpha=0.3), 9),
+    (helper.make_node("HardSwish", ["x"], ["y"]), 14),
+    (helper.make_node("Mish", ["x"], ["y"]), 18),
+    (helper.make_node("Elu", ["x"], ["y"], alpha=0.5), 11),
+    (helper.make_node("Softplus", ["x"], ["y"]), 13),
+    (helper.make_node("Selu", ["x"], ["y"]), 9),
+    (helper.make_node("PRelu", ["x", "slope"], ["y"]), 16),
     (helper.make_node("Gelu", ["x"], ["y"], approximate="tanh"), 20),
     (helper.make_node("ReduceMean", ["x"], ["y"], axes=[2, 3], keepdims=0), 13),
     (helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=1), 13),
@@ -361,6 +368,8 @@ def test_single_node_matches_onnxruntime(node, opset):
         "val": numpy_helper.from_array(np.array(0.5, np.float32), "val"),
         "idx": i64("idx", [[2, 0], [1, 1]]),
         "shape": i64("shape", [2, 1, 3, 4, 5]),
+        "slope": numpy_helper.from_array(np.array([[[0.1]], [[-0.5]], [[2.0]]], np.float32),
+                                         "slope"),
     }
     shape = [2, 1, 4, 5] if node.op_type == "Squeeze" else [1, 3, 4, 5]
     inits = [consts[n] for n in node.input if n in consts]

@@ -114,6 +114,14 @@ UNARY = [
     (C.NegOp, "Neg", {}, {}, {}),
     (C.AbsOp, "Abs", {}, {}, {}),
     (C.LeakyReluOp, "LeakyRelu", {}, {"alpha": fattr(0.2)}, {"alpha": 0.2}),
+    (C.HardSigmoidOp, "HardSigmoid", {"low": -5.0, "high": 5.0},
+     {"alpha": fattr(0.3), "beta": fattr(0.4)}, {"alpha": 0.3, "beta": 0.4}),
+    (C.HardSwishOp, "HardSwish", {"low": -5.0, "high": 5.0}, {}, {}),
+    (C.MishOp, "Mish", {"low": -5.0, "high": 5.0}, {}, {}),
+    (C.EluOp, "Elu", {}, {"alpha": fattr(0.7)}, {"alpha": 0.7}),
+    (C.SoftplusOp, "Softplus", {"low": -5.0, "high": 5.0}, {}, {}),
+    (C.SeluOp, "Selu", {}, {"alpha": fattr(1.5), "gamma": fattr(1.1)},
+     {"alpha": 1.5, "gamma": 1.1}),
     (C.GeluOp, "Gelu", {}, {}, {}),
     (C.GeluOp, "Gelu", {}, {"approximate": StringAttr("tanh")}, {"approximate": "tanh"}),
     (C.SoftmaxOp, "Softmax", {}, {"axis": IntegerAttr(1, i64)}, {"axis": 1}),
@@ -181,6 +189,13 @@ def test_binary_broadcast(cls, onnx_op, shapes):
         b = np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)).copy()
         b.reshape(-1)[::2] += 1
     check(run_collage([a, b], lambda x, y: [cls(x, y)]), onnx_op, [a, b])
+
+
+@pytest.mark.parametrize("slope_shape", [(3, 1, 1), (1,), (5,), (2, 3, 4, 5)],
+                         ids=["per_channel", "shared", "last_axis", "full"])
+def test_prelu_slope_broadcasts_to_x(slope_shape):
+    x, slope = rand(2, 3, 4, 5), rand(*slope_shape)
+    check(run_collage([x, slope], lambda a, s: [C.PReluOp(a, s)]), "PRelu", [x, slope])
 
 
 def test_integer_div_truncates_toward_zero():

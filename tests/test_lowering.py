@@ -103,6 +103,24 @@ func.func @elementwise(%x: tensor<2x3x4xf32>, %y: tensor<3x4xf32>) -> (tensor<2x
 }
 """
 
+ACTIVATIONS = """
+func.func @activations(%x: tensor<2x3x4xf32>, %s: tensor<3x1xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %h = collage.constant dense<1.05> : tensor<f32>
+  %k = collage.constant dense<8.0> : tensor<f32>
+  %c = collage.sub %x, %h : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x3x4xf32>
+  %z = collage.mul %c, %k : (tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x3x4xf32>
+  %sl = collage.sub %s, %h : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %hsg = collage.hard_sigmoid %z {alpha = 0.3 : f32, beta = 0.4 : f32} : tensor<2x3x4xf32>
+  %hsw = collage.hard_swish %z : tensor<2x3x4xf32>
+  %mi = collage.mish %z : tensor<2x3x4xf32>
+  %el = collage.elu %z {alpha = 0.7 : f32} : tensor<2x3x4xf32>
+  %sp = collage.softplus %z : tensor<2x3x4xf32>
+  %se = collage.selu %z {alpha = 1.5 : f32, gamma = 1.1 : f32} : tensor<2x3x4xf32>
+  %pr = collage.prelu %z, %sl : (tensor<2x3x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  func.return %hsg, %hsw, %mi, %el, %sp, %se, %pr : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+"""
+
 LOGIC = """
 func.func @logic(%x: tensor<2x4xf32>, %y: tensor<2x4xf32>, %i: tensor<3xi64>) -> (tensor<2x4xf32>, tensor<2x4xi1>, tensor<2x4xi32>, tensor<2x3xf32>, tensor<3x2x4xf32>) {
   %eq = collage.equal %x, %x : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xi1>
@@ -153,6 +171,15 @@ func.func @nn(%x: tensor<1x4x7x7xf32>, %w: tensor<6x2x3x3xf32>, %c: tensor<6xf32
 }
 """
 
+# strided, padded, output-padded, grouped and dilated; stride 1 with dilation
+CONV_TRANSPOSE = """
+func.func @conv_transpose(%x: tensor<1x6x4x3xf32>, %w: tensor<6x2x3x3xf32>) -> (tensor<1x4x9x8xf32>, tensor<1x2x8x5xf32>) {
+  %a = collage.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 1>, dilations = array<i64: 1, 2>, output_padding = array<i64: 1, 0>, group = 2 : i64} : (tensor<1x6x4x3xf32>, tensor<6x2x3x3xf32>) -> tensor<1x4x9x8xf32>
+  %b = collage.conv_transpose2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 2, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x6x4x3xf32>, tensor<6x2x3x3xf32>) -> tensor<1x2x8x5xf32>
+  func.return %a, %b : tensor<1x4x9x8xf32>, tensor<1x2x8x5xf32>
+}
+"""
+
 # split results regrouped through a tuple, concatenated from the tuple, a tuple parameter
 # and a tuple result, and a composite region inlined into the kernel
 TUPLES = """
@@ -174,7 +201,8 @@ func.func @tuples(%x: tensor<2x6xf32>, %p: tuple<tensor<2x2xf32>, tensor<2x1xf32
 }
 """
 
-FAMILIES = {"elementwise": ELEMENTWISE, "logic": LOGIC, "layout": LAYOUT, "nn": NN}
+FAMILIES = {"elementwise": ELEMENTWISE, "activations": ACTIVATIONS, "logic": LOGIC,
+            "layout": LAYOUT, "nn": NN, "conv_transpose": CONV_TRANSPOSE}
 
 
 def tuple_inputs(func: FuncOp) -> tuple[list, list[np.ndarray]]:

@@ -104,6 +104,7 @@ _SIMPLE: dict[type[Operation], str] = {
     C.ReluOp: "Relu", C.SigmoidOp: "Sigmoid", C.TanhOp: "Tanh", C.ErfOp: "Erf",
     C.ExpOp: "Exp", C.LogOp: "Log", C.SqrtOp: "Sqrt", C.ReciprocalOp: "Reciprocal",
     C.NegOp: "Neg", C.AbsOp: "Abs", C.NotOp: "Not",
+    C.HardSwishOp: "HardSwish", C.MishOp: "Mish", C.SoftplusOp: "Softplus", C.PReluOp: "PRelu",
     C.AddOp: "Add", C.SubOp: "Sub", C.MulOp: "Mul", C.DivOp: "Div", C.PowOp: "Pow",
     C.MaximumOp: "Max", C.MinimumOp: "Min", C.EqualOp: "Equal", C.LessOp: "Less",
     C.GreaterOp: "Greater", C.WhereOp: "Where", C.MatmulOp: "MatMul",
@@ -112,6 +113,11 @@ _SIMPLE: dict[type[Operation], str] = {
 
 _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
     C.LeakyReluOp: lambda g, op, x: g.node("LeakyRelu", [x], alpha=get_float(op.alpha, 0.01)),
+    C.HardSigmoidOp: lambda g, op, x: g.node(
+        "HardSigmoid", [x], alpha=get_float(op.alpha, 0.2), beta=get_float(op.beta, 0.5)),
+    C.EluOp: lambda g, op, x: g.node("Elu", [x], alpha=get_float(op.alpha, 1.0)),
+    C.SeluOp: lambda g, op, x: g.node(
+        "Selu", [x], alpha=get_float(op.alpha, 1.6733), gamma=get_float(op.gamma, 1.0507)),
     C.ClipOp: _clip,
     C.GeluOp: lambda g, op, x: g.node(
         "Gelu", [x], approximate=op.approximate.data if op.approximate else "none"),
@@ -140,6 +146,11 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
         "Conv", [x, w], kernel_shape=list(shape_of(op.weight.type)[2:]),
         strides=list(get_ints(op.strides)), pads=list(get_ints(op.pads)),
         dilations=list(get_ints(op.dilations)), group=get_int(op.group, 1)),
+    C.ConvTranspose2dOp: lambda g, op, x, w: g.node(
+        "ConvTranspose", [x, w], kernel_shape=list(shape_of(op.weight.type)[2:]),
+        strides=list(get_ints(op.strides)), pads=list(get_ints(op.pads)),
+        dilations=list(get_ints(op.dilations)),
+        output_padding=list(get_ints(op.output_padding)), group=get_int(op.group, 1)),
     C.MaxPool2dOp: _pool,
     C.AvgPool2dOp: _pool,
     C.SoftmaxOp: lambda g, op, x: g.node("Softmax", [x], axis=get_int(op.axis, -1)),

@@ -5,8 +5,9 @@ outputs in order: SSA values, numpy arrays (constants), or None for an output th
 dialect does not model (an error if the model uses it). Nodes whose inputs are all
 constant never reach a converter: the importer folds them.
 
-    Conv(x, w, b)        -> %c = collage.conv2d %x, %w ; collage.add %c, %b   (b as [C,1,1])
     Gemm(a, b, c) transB -> collage.matmul %a, %bT ; collage.add                (bT folded)
+
+The 2-D window ops' converters are in `collage_xdsl.frontend.window_converters`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i1, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
 from xdsl.ir import SSAValue
 
 from collage_xdsl.dialects import collage as C
@@ -85,11 +86,12 @@ _UNARY = {
     "Relu": C.ReluOp, "Sigmoid": C.SigmoidOp, "Tanh": C.TanhOp, "Erf": C.ErfOp,
     "Exp": C.ExpOp, "Log": C.LogOp, "Sqrt": C.SqrtOp, "Reciprocal": C.ReciprocalOp,
     "Neg": C.NegOp, "Abs": C.AbsOp, "Not": C.NotOp,
+    "HardSwish": C.HardSwishOp, "Mish": C.MishOp, "Softplus": C.SoftplusOp,
 }
 
 _BINARY = {
     "Add": C.AddOp, "Sub": C.SubOp, "Mul": C.MulOp, "Div": C.DivOp, "Pow": C.PowOp,
-    "Equal": C.EqualOp, "Less": C.LessOp, "Greater": C.GreaterOp,
+    "Equal": C.EqualOp, "Less": C.LessOp, "Greater": C.GreaterOp, "PRelu": C.PReluOp,
 }
 
 _VARIADIC = {"Sum": C.AddOp, "Max": C.MaximumOp, "Min": C.MinimumOp}
@@ -100,10 +102,18 @@ def convert_unary(ctx: NodeContext):
     return [ctx.emit(_UNARY[ctx.node.op_type], ctx.value(0))]
 
 
-@converter("LeakyRelu")
-def convert_leaky_relu(ctx: NodeContext):
-    alpha = FloatAttr(ctx.attr("alpha", 0.01), f32)
-    return [ctx.emit(C.LeakyReluOp, ctx.value(0), {"alpha": alpha})]
+_FLOAT_ATTRS = {  # op type: its op and float attributes with ONNX's defaults (as f32)
+    "LeakyRelu": (C.LeakyReluOp, {"alpha": 0.01}), "Elu": (C.EluOp, {"alpha": 1.0}),
+    "HardSigmoid": (C.HardSigmoidOp, {"alpha": 0.2, "beta": 0.5}),
+    "Selu": (C.SeluOp, {"alpha": 1.6732632, "gamma": 1.050701}),
+}
+
+
+@converter(*_FLOAT_ATTRS)
+def convert_float_attrs(ctx: NodeContext):
+    op, defaults = _FLOAT_ATTRS[ctx.node.op_type]
+    attrs = {name: FloatAttr(ctx.attr(name, d), f32) for name, d in defaults.items()}
+    return [ctx.emit(op, ctx.value(0), attrs)]
 
 
 @converter("Gelu")
@@ -371,46 +381,6 @@ def convert_lrn(ctx: NodeContext):
 # ---------------------------------------------------------------------------
 
 
-def _window(ctx: NodeContext, kernel: Sequence[int]):
-    """(strides, dilations, pads as [top, left, bottom, right]) of a 2-D conv / pool node."""
-    shape = ctx.shape(0)
-    if len(shape) != 4 or len(kernel) != 2:
-        raise ctx.error(f"only 2-D windows on rank-4 NCHW inputs are supported, got input "
-                        f"{list(shape)} and kernel {list(kernel)}")
-    strides = ctx.ints_attr("strides", [1, 1])
-    dilations = ctx.ints_attr("dilations", [1, 1])
-    auto_pad = ctx.attr("auto_pad", "NOTSET")
-    if auto_pad == "NOTSET":
-        return strides, dilations, ctx.ints_attr("pads", [0, 0, 0, 0])
-    if auto_pad == "VALID":
-        return strides, dilations, [0, 0, 0, 0]
-    if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ctx.error(f"unknown auto_pad '{auto_pad}'")
-    begin, end = [], []
-    for size, k, s, d in zip(shape[2:], kernel, strides, dilations):
-        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, big = total // 2, total - total // 2
-        begin.append(small if auto_pad == "SAME_UPPER" else big)
-        end.append(big if auto_pad == "SAME_UPPER" else small)
-    return strides, dilations, begin + end
-
-
-@converter("Conv")
-def convert_conv(ctx: NodeContext):
-    kernel = ctx.ints_attr("kernel_shape", ctx.shape(1)[2:])
-    strides, dilations, pads = _window(ctx, kernel)
-    out = ctx.emit(C.Conv2dOp, ctx.value(0), ctx.value(1), strides, pads, dilations,
-                   ctx.attr("group", 1))
-    if not ctx.has(2):
-        return [out]
-    channels = ctx.shape(2)[0]
-    if ctx.is_const(2):
-        bias = _constant(ctx, ctx.const(2, "B").reshape(channels, 1, 1))
-    else:
-        bias = _reshape(ctx, ctx.value(2), [channels, 1, 1])
-    return [ctx.emit(C.AddOp, out, bias)]
-
-
 def _transposed(ctx: NodeContext, i: int) -> SSAValue:
     if ctx.is_const(i):
         return _constant(ctx, np.ascontiguousarray(ctx.const(i, "").T))
@@ -441,24 +411,3 @@ def convert_gemm(ctx: NodeContext):
 @converter("MatMul")
 def convert_matmul(ctx: NodeContext):
     return [ctx.emit(C.MatmulOp, ctx.value(0), ctx.value(1))]
-
-
-@converter("MaxPool", "AveragePool")
-def convert_pool(ctx: NodeContext):
-    _only_output_0(ctx)
-    kernel = ctx.ints_attr("kernel_shape")
-    strides, dilations, pads = _window(ctx, kernel)
-    if any(d != 1 for d in dilations):
-        raise ctx.error(f"dilations {dilations} are not supported for pooling")
-    ceil_mode = bool(ctx.attr("ceil_mode", 0))
-    if ctx.node.op_type == "MaxPool":
-        return [ctx.emit(C.MaxPool2dOp, ctx.value(0), kernel, strides, pads, ceil_mode)]
-    include = {"count_include_pad": IntegerAttr(ctx.attr("count_include_pad", 0), i1)}
-    return [ctx.emit(C.AvgPool2dOp, ctx.value(0), kernel, strides, pads, ceil_mode, include)]
-
-
-@converter("GlobalAveragePool")
-def convert_global_avg_pool(ctx: NodeContext):
-    if len(ctx.shape(0)) != 4:
-        raise ctx.error(f"only rank-4 NCHW inputs are supported, got {list(ctx.shape(0))}")
-    return [ctx.emit(C.GlobalAvgPool2dOp, ctx.value(0))]

@@ -24,6 +24,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
+import collage_xdsl.frontend.window_converters  # noqa: F401 (registers its converters)
 from collage_xdsl.dialects.collage import ConstantOp
 from collage_xdsl.errors import CollageError
 from collage_xdsl.frontend.context import FrontendError, NodeContext, Value, onnx_dtype

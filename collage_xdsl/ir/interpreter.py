@@ -29,6 +29,7 @@ from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.tensors import constant_array, np_dtype, shape_of
+from collage_xdsl.ir.windows import avg_pool, conv2d, conv_transpose2d, max_pool
 
 Value = np.ndarray | tuple
 
@@ -116,6 +117,14 @@ def _clip(op: C.ClipOp, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    return np.clip(_scalar(x, alpha) * x + _scalar(x, beta), _scalar(x, 0), _scalar(x, 1))
+
+
+def _elu(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x > 0, x, _scalar(x, alpha) * np.expm1(x))
+
+
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
         return a / b
@@ -177,82 +186,6 @@ def _lrn(op: C.LrnOp, x: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------
-# Convolution and pooling
-# ---------------------------------------------------------------------------
-
-
-def _windows(x: np.ndarray, kernel, strides, dilations, out_hw) -> np.ndarray:
-    """Sliding windows of a padded NCHW tensor: (N, C, OH, OW, KH, KW), a strided view."""
-    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-    view = sliding_window_view(x, span, axis=(2, 3))
-    view = view[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
-    return view[:, :, : out_hw[0], : out_hw[1]]
-
-
-def _pad_hw(x: np.ndarray, pads, kernel, strides, dilations, out_hw, value) -> np.ndarray:
-    """Pad H and W by ``pads`` (top, left, bottom, right) and by what ceil mode's last
-    window needs."""
-    extra = [
-        max(0, (o - 1) * s + d * (k - 1) + 1 - (n + p0 + p1))
-        for o, s, d, k, n, p0, p1 in zip(out_hw, strides, dilations, kernel, x.shape[2:],
-                                         pads[:2], pads[2:])
-    ]
-    widths = ((0, 0), (0, 0), (pads[0], pads[2] + extra[0]), (pads[1], pads[3] + extra[1]))
-    if not any(pads) and not any(extra):
-        return x
-    return np.pad(x, widths, constant_values=value)
-
-
-def _conv2d(op: C.Conv2dOp, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """im2col over sliding windows, then one batched matmul per group."""
-    strides, pads, dilations = get_ints(op.strides), get_ints(op.pads), get_ints(op.dilations)
-    group = get_int(op.group, 1)
-    n, c = x.shape[:2]
-    o, ci, kh, kw = w.shape
-    out_hw = shape_of(op.output.type)[2:]
-    padded = _pad_hw(x, pads, (kh, kw), strides, dilations, out_hw, 0)
-    win = _windows(padded, (kh, kw), strides, dilations, out_hw)
-    # (N, G, Ci, OH, OW, KH, KW) -> columns (N, G, Ci*KH*KW, OH*OW)
-    win = win.reshape(n, group, ci, *out_hw, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
-    cols = win.reshape(n, group, ci * kh * kw, out_hw[0] * out_hw[1])
-    weights = w.reshape(group, o // group, ci * kh * kw)
-    return np.matmul(weights, cols).reshape(n, o, *out_hw)
-
-
-def _pool_geometry(op: C.Pool2dOp):
-    return get_ints(op.kernel), get_ints(op.strides), get_ints(op.pads), (
-        shape_of(op.output.type)[2:])
-
-
-def _max_pool(op: C.MaxPool2dOp, x: np.ndarray) -> np.ndarray:
-    kernel, strides, pads, out_hw = _pool_geometry(op)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    padded = _pad_hw(x, pads, kernel, strides, (1, 1), out_hw, lowest)
-    return _windows(padded, kernel, strides, (1, 1), out_hw).max(axis=(-2, -1))
-
-
-def _window_counts(k: int, s: int, lo: int, hi: int, out: int, pad0: int) -> np.ndarray:
-    """Per output position along one axis: how many window cells fall in [lo, hi)
-    (coordinates of the unpadded input; the window of output i starts at i*s - pad0)."""
-    starts = np.arange(out) * s - pad0
-    return np.clip(np.minimum(starts + k, hi) - np.maximum(starts, lo), 0, None)
-
-
-def _avg_pool(op: C.AvgPool2dOp, x: np.ndarray) -> np.ndarray:
-    """ONNX AveragePool: the divisor counts the explicit padding only with count_include_pad;
-    cells past it (added by ceil mode) never count."""
-    kernel, strides, pads, out_hw = _pool_geometry(op)
-    padded = _pad_hw(x, pads, kernel, strides, (1, 1), out_hw, 0)
-    sums = _windows(padded, kernel, strides, (1, 1), out_hw).sum(axis=(-2, -1), dtype=x.dtype)
-    include = get_bool(op.count_include_pad, False)
-    counts = [
-        _window_counts(k, s, -p0 if include else 0, n + p1 if include else n, o, p0)
-        for n, k, s, p0, p1, o in zip(x.shape[2:], kernel, strides, pads[:2], pads[2:], out_hw)
-    ]
-    return sums / np.outer(*counts).astype(x.dtype)
-
-
-# ---------------------------------------------------------------------------
 # Layout
 # ---------------------------------------------------------------------------
 
@@ -307,6 +240,9 @@ _UNARY: dict[type[Operation], Callable[[np.ndarray], np.ndarray]] = {
     C.NegOp: np.negative,
     C.AbsOp: np.abs,
     C.NotOp: np.logical_not,
+    C.HardSwishOp: lambda x: x * _hard_sigmoid(x, 1 / 6, 0.5),
+    C.MishOp: lambda x: x * np.tanh(np.logaddexp(_scalar(x, 0), x)),
+    C.SoftplusOp: lambda x: np.logaddexp(_scalar(x, 0), x),
 }
 
 _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -320,6 +256,7 @@ _BINARY: dict[type[Operation], Callable[[np.ndarray, np.ndarray], np.ndarray]] =
     C.EqualOp: np.equal,
     C.LessOp: np.less,
     C.GreaterOp: np.greater,
+    C.PReluOp: lambda x, slope: np.where(x < 0, slope * x, x),
     C.MatmulOp: np.matmul,
 }
 
@@ -330,6 +267,11 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.TupleOp: lambda op, *elements: tuple(elements),
     C.GetItemOp: lambda op, t: t[get_int(op.index, 0)],
     C.LeakyReluOp: lambda op, x: np.where(x >= 0, x, _scalar(x, get_float(op.alpha, 0.01)) * x),
+    C.HardSigmoidOp: lambda op, x: _hard_sigmoid(
+        x, get_float(op.alpha, 0.2), get_float(op.beta, 0.5)),
+    C.EluOp: lambda op, x: _elu(x, get_float(op.alpha, 1.0)),
+    C.SeluOp: lambda op, x: _scalar(x, get_float(op.gamma, 1.0507)) * _elu(
+        x, get_float(op.alpha, 1.6733)),
     C.ClipOp: _clip,
     C.GeluOp: _gelu,
     C.CastOp: lambda op, x: x.astype(_result_dtype(op)),
@@ -346,9 +288,10 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.ReduceSumOp: _reduce_sum,
     C.ReduceMeanOp: _reduce_mean,
     C.ReduceMaxOp: _reduce_max,
-    C.Conv2dOp: _conv2d,
-    C.MaxPool2dOp: _max_pool,
-    C.AvgPool2dOp: _avg_pool,
+    C.Conv2dOp: conv2d,
+    C.ConvTranspose2dOp: conv_transpose2d,
+    C.MaxPool2dOp: max_pool,
+    C.AvgPool2dOp: avg_pool,
     C.GlobalAvgPool2dOp: lambda op, x: x.mean(axis=(2, 3), keepdims=True),
     C.SoftmaxOp: _softmax,
     C.LrnOp: _lrn,

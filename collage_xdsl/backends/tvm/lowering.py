@@ -68,6 +68,37 @@ def _clip(op: C.ClipOp, x):
     return x
 
 
+def _hard_sigmoid(op: C.HardSigmoidOp, x):
+    alpha, beta = get_float(op.alpha, 0.2), get_float(op.beta, 0.5)
+    return R.clip(_emit(R.add(_emit(R.multiply(x, _scalar(op, alpha))), _scalar(op, beta))),
+                  0.0, 1.0)
+
+
+def _hard_swish(op: C.HardSwishOp, x):
+    """x * relu6(x + 3) / 6."""
+    gate = _emit(R.nn.relu6(_emit(R.add(x, _scalar(op, 3.0)))))
+    return R.divide(_emit(R.multiply(x, gate)), _scalar(op, 6.0))
+
+
+def _elu(op: Operation, x, alpha: float):
+    """x if x > 0, else alpha * (exp(x) - 1); Relax has no parametrised ELU or SELU."""
+    negative = _emit(R.multiply(_scalar(op, alpha),
+                                _emit(R.subtract(_emit(R.exp(x)), _scalar(op, 1.0)))))
+    return R.where(_emit(R.greater(x, _scalar(op, 0.0))), x, negative)
+
+
+def _prelu(op: C.PReluOp, x, slope):
+    """`R.nn.prelu` for a slope varying along one axis (per channel), else
+    where(x < 0, slope * x, x)."""
+    x_rank, slope_shape = len(shape_of(op.lhs.type)), shape_of(op.rhs.type)
+    varying = [i for i, d in enumerate(slope_shape) if d != 1]
+    if len(varying) == 1:
+        axis = x_rank - len(slope_shape) + varying[0]
+        return R.nn.prelu(x, _emit(R.reshape(slope, [slope_shape[varying[0]]])), axis)
+    negative = _emit(R.multiply(x, slope))
+    return R.where(_emit(R.less(x, _scalar(op, 0.0))), negative, x)
+
+
 def _batch_norm(op: C.BatchNormOp, x, scale, bias, mean, var):
     rank = len(shape_of(op.input.type))
     shape = [-1] + [1] * (rank - 2)
@@ -146,6 +177,14 @@ _LOWER: dict[type[Operation], Callable] = {
     C.AbsOp: lambda op, x: R.abs(x),
     C.NotOp: lambda op, x: R.logical_not(x),
     C.LeakyReluOp: lambda op, x: R.nn.leakyrelu(x, get_float(op.alpha, 0.01)),
+    C.HardSigmoidOp: _hard_sigmoid,
+    C.HardSwishOp: _hard_swish,
+    C.MishOp: lambda op, x: R.multiply(x, _emit(R.tanh(_emit(R.nn.softplus(x))))),
+    C.EluOp: lambda op, x: _elu(op, x, get_float(op.alpha, 1.0)),
+    C.SoftplusOp: lambda op, x: R.nn.softplus(x),
+    C.SeluOp: lambda op, x: R.multiply(
+        _scalar(op, get_float(op.gamma, 1.0507)), _emit(_elu(op, x, get_float(op.alpha, 1.6733)))),
+    C.PReluOp: _prelu,
     C.ClipOp: _clip,
     C.GeluOp: lambda op, x: (
         R.nn.gelu_tanh(x) if op.approximate is not None and op.approximate.data == "tanh"
@@ -180,6 +219,10 @@ _LOWER: dict[type[Operation], Callable] = {
     C.Conv2dOp: lambda op, x, w: R.nn.conv2d(
         x, w, strides=get_ints(op.strides), padding=get_ints(op.pads),
         dilation=get_ints(op.dilations), groups=get_int(op.group, 1)),
+    C.ConvTranspose2dOp: lambda op, x, w: R.nn.conv2d_transpose(
+        x, w, strides=get_ints(op.strides), padding=get_ints(op.pads),
+        output_padding=get_ints(op.output_padding), dilation=get_ints(op.dilations),
+        groups=get_int(op.group, 1)),
     C.MatmulOp: lambda op, a, b: R.matmul(a, b),
     C.MaxPool2dOp: lambda op, x: R.nn.max_pool2d(x, **_pool_attrs(op)),
     C.AvgPool2dOp: lambda op, x: R.nn.avg_pool2d(

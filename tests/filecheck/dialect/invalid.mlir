@@ -68,6 +68,39 @@ func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
 
 // -----
 
+// conv_transpose2d weight for other input channels
+// CHECK:      %r = "collage.conv_transpose2d"(%x, %w)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: weight [6, 2, 3, 3] with group 2 does not fit 4 input channels
+func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) {
+  %r = collage.conv_transpose2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x4x10x10xf32>
+  func.return
+}
+
+// -----
+
+// conv_transpose2d output_padding not below the strides
+// CHECK:      %r = "collage.conv_transpose2d"(%x, %w)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: output_padding [2, 0] must be >= 0 and below the strides [2, 2]
+func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  %r = collage.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 2, 0>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x19x17xf32>
+  func.return
+}
+
+// -----
+
+// conv_transpose2d wrong result type (output channels are weight dim 1 times group)
+// CHECK:      %r = "collage.conv_transpose2d"(%x, %w)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: result types tensor<1x2x17x17xf32> do not match the inferred tensor<1x4x17x17xf32>
+func.func @f(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  %r = collage.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x17x17xf32>
+  func.return
+}
+
+// -----
+
 // matmul contracting dimensions differ
 // CHECK:      %r = "collage.matmul"(%a, %b)
 // CHECK-NEXT: ^^^
@@ -359,6 +392,48 @@ func.func @f(%x: tensor<4xf32>) {
 // CHECK: 1 : i64 should be of base attribute float
 func.func @f(%x: tensor<4xf32>) {
   %r = collage.leaky_relu %x {alpha = 1 : i64} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// hard_swish needs a float operand
+// CHECK:      %r = "collage.hard_swish"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.hard_swish needs a floating-point operand
+func.func @f(%x: tensor<4xi64>) {
+  %r = collage.hard_swish %x : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// selu needs both alpha and gamma
+// CHECK: Operation does not verify: attribute 'gamma' expected in operation 'collage.selu'
+func.func @f(%x: tensor<4xf32>) {
+  %r = collage.selu %x {alpha = 1.5 : f32} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// prelu needs float operands
+// CHECK:      %r = "collage.prelu"(%x, %s)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: collage.prelu needs floating-point operands
+func.func @f(%x: tensor<4xi64>, %s: tensor<4xi64>) {
+  %r = collage.prelu %x, %s : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// prelu slope broadcasts to the input, not the other way round
+// CHECK:      %r = "collage.prelu"(%x, %s)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: slope [2, 1, 4] does not broadcast to input [3, 4]
+func.func @f(%x: tensor<3x4xf32>, %s: tensor<2x1x4xf32>) {
+  %r = collage.prelu %x, %s : (tensor<3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
   func.return
 }
 

@@ -29,6 +29,13 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   // CHECK-NEXT: %u9 = collage.abs %m : tensor<2x3xf32>
   // CHECK-NEXT: %u10 = collage.not %b : tensor<2x3xi1>
   // CHECK-NEXT: %u11 = collage.leaky_relu %m {alpha = 1.000000e-01 : f32} : tensor<2x3xf32>
+  // CHECK-NEXT: %a0 = collage.hard_sigmoid %m {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<2x3xf32>
+  // CHECK-NEXT: %a1 = collage.hard_swish %m : tensor<2x3xf32>
+  // CHECK-NEXT: %a2 = collage.mish %m : tensor<2x3xf32>
+  // CHECK-NEXT: %a3 = collage.elu %m {alpha = 1.000000e+00 : f32} : tensor<2x3xf32>
+  // CHECK-NEXT: %a4 = collage.softplus %m : tensor<2x3xf32>
+  // CHECK-NEXT: %a5 = collage.selu %m {alpha = 1.500000e+00 : f32, gamma = 1.250000e+00 : f32} : tensor<2x3xf32>
+  // CHECK-NEXT: %a6 = collage.prelu %m, %c0 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK-NEXT: %u12 = collage.clip %m {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : tensor<2x3xf32>
   // CHECK-NEXT: %u13 = collage.clip %m {max = 6.000000e+00 : f32} : tensor<2x3xf32>
   // CHECK-NEXT: %u14 = collage.gelu %m : tensor<2x3xf32>
@@ -46,6 +53,13 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   %u9 = collage.abs %m : tensor<2x3xf32>
   %u10 = collage.not %b : tensor<2x3xi1>
   %u11 = collage.leaky_relu %m {alpha = 1.000000e-01 : f32} : tensor<2x3xf32>
+  %a0 = collage.hard_sigmoid %m {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<2x3xf32>
+  %a1 = collage.hard_swish %m : tensor<2x3xf32>
+  %a2 = collage.mish %m : tensor<2x3xf32>
+  %a3 = collage.elu %m {alpha = 1.000000e+00 : f32} : tensor<2x3xf32>
+  %a4 = collage.softplus %m : tensor<2x3xf32>
+  %a5 = collage.selu %m {alpha = 1.500000e+00 : f32, gamma = 1.250000e+00 : f32} : tensor<2x3xf32>
+  %a6 = collage.prelu %m, %c0 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %u12 = collage.clip %m {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : tensor<2x3xf32>
   %u13 = collage.clip %m {max = 6.000000e+00 : f32} : tensor<2x3xf32>
   %u14 = collage.gelu %m : tensor<2x3xf32>
@@ -113,11 +127,13 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   // CHECK-NEXT: %o2 = collage.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, ceil_mode = false} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   // CHECK-NEXT: %o3 = collage.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true, count_include_pad = false} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   // CHECK-NEXT: %o4 = collage.global_avg_pool2d %x : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+  // CHECK-NEXT: %o5 = collage.conv_transpose2d %o0, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x6x4x4xf32>, tensor<6x4x3x3xf32>) -> tensor<1x4x8x8xf32>
   %o0 = collage.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x4x4xf32>
   %o1 = collage.matmul %m, %n : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>
   %o2 = collage.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, ceil_mode = false} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   %o3 = collage.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true, count_include_pad = false} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   %o4 = collage.global_avg_pool2d %x : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+  %o5 = collage.conv_transpose2d %o0, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x6x4x4xf32>, tensor<6x4x3x3xf32>) -> tensor<1x4x8x8xf32>
 
   // CHECK-NEXT: %q0 = collage.softmax %m {axis = -1 : i64} : tensor<2x3xf32>
   // CHECK-NEXT: %q1 = collage.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : tensor<1x4x8x8xf32>

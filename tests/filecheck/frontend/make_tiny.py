@@ -6,6 +6,10 @@
 - symbolic: Relu over an input with a symbolic batch dimension.
 - duplicates: Conv -> Relu twice over the same input, with equal weights under two names,
   and the two ReLUs added.
+- activations: PRelu (per-channel slope) -> Elu -> Selu (defaults) -> HardSwish -> Mish
+  -> Softplus -> HardSigmoid (opset 18).
+- convtranspose: ConvTranspose(+bias, group 2, output_shape) -> Relu -> ConvTranspose
+  (SAME_UPPER, stride 2).
 """
 
 import sys
@@ -73,9 +77,38 @@ def duplicates():
     return nodes, [f32("x", [1, 3, 8, 8])], [f32("y", [1, 4, 8, 8])], 13, inits
 
 
+def activations():
+    chain = [("PRelu", {}), ("Elu", {"alpha": 0.5}), ("Selu", {}), ("HardSwish", {}),
+             ("Mish", {}), ("Softplus", {}), ("HardSigmoid", {"alpha": 0.25})]
+    names = ["x"] + [f"a{i}" for i in range(len(chain) - 1)] + ["y"]
+    nodes = [helper.make_node(op, [names[i]] + (["slope"] if op == "PRelu" else []),
+                              [names[i + 1]], **attrs) for i, (op, attrs) in enumerate(chain)]
+    slope = const("slope", np.array([0.5, -1.0, 2.0], np.float32).reshape(3, 1, 1))
+    return nodes, [f32("x", [1, 3, 4, 4])], [f32("y", [1, 3, 4, 4])], 18, [slope]
+
+
+def convtranspose():
+    rng = np.random.default_rng(0)
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w1", "b1"], ["c1"], strides=[2, 2],
+                         output_shape=[8, 8], group=2, name="up1"),
+        helper.make_node("Relu", ["c1"], ["r"]),
+        helper.make_node("ConvTranspose", ["r", "w2"], ["y"], strides=[2, 2],
+                         auto_pad="SAME_UPPER", name="up2"),
+    ]
+    inits = [
+        const("w1", rng.standard_normal((4, 3, 3, 3)).astype(np.float32)),
+        const("b1", rng.standard_normal(6).astype(np.float32)),
+        const("w2", rng.standard_normal((6, 2, 3, 3)).astype(np.float32)),
+    ]
+    return nodes, [f32("x", [1, 4, 4, 4])], [f32("y", [1, 2, 16, 16])], 17, inits
+
+
 nodes, inputs, outputs, opset, inits = {"cnn": cnn, "unsupported": unsupported,
                                         "symbolic": symbolic,
-                                        "duplicates": duplicates}[sys.argv[1]]()
+                                        "activations": activations,
+                                        "duplicates": duplicates,
+                                        "convtranspose": convtranspose}[sys.argv[1]]()
 model = helper.make_model(helper.make_graph(nodes, sys.argv[1], inputs, outputs, inits),
                           opset_imports=[helper.make_opsetid("", opset)])
 model.ir_version = 8

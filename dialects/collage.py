@@ -1009,6 +1009,108 @@ class PadOp(GraphOp):
         return self.infer(self.input.type, get_ints(self.pads))
 
 
+@irdl_op_definition
+class TileOp(GraphOp):
+    """`collage.tile %x {repeats = array<i64: 1, 2>} : tensor<2x3xf32> -> tensor<2x6xf32>`"""
+
+    name = "collage.tile"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    repeats = attr_def(DenseArrayBase)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, repeats: Sequence[int]):
+        super().__init__(operands=[input], attributes={"repeats": ints(repeats)},
+                         result_types=self.infer(input.type, repeats))
+
+    @staticmethod
+    def infer(t: Attribute, repeats: Sequence[int]) -> list[Attribute]:
+        shape = _shape(t)
+        if len(repeats) != len(shape) or any(r < 0 for r in repeats):
+            raise VerifyException(
+                f"repeats must be {len(shape)} non-negative values, got {list(repeats)}")
+        return [TensorType(_elt(t), [d * r for d, r in zip(shape, repeats)])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.input.type, get_ints(self.repeats))
+
+
+RESIZE_MODES = ("nearest", "linear")
+RESIZE_COORDINATE_MODES = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+RESIZE_NEAREST_MODES = ("round_prefer_floor", "floor")
+
+
+@irdl_op_definition
+class ResizeOp(GraphOp):
+    """ONNX Resize of an NCHW tensor's H and W (nearest or bilinear):
+
+        collage.resize %x {mode = "nearest", coordinate_transformation_mode = "asymmetric",
+            nearest_mode = "floor", scales = array<f32: 2.0, 2.0>}
+            : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+
+    `scales` (H, W) as ONNX's `scales` input: the output is floor(input * scale) and the
+    coordinates map through the scale; without it (ONNX `sizes`) the scale is output / input.
+    """
+
+    name = "collage.resize"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    input = operand_def(TensorType)
+    mode = attr_def(StringAttr)
+    coordinate_transformation_mode = attr_def(StringAttr)
+    nearest_mode = opt_attr_def(StringAttr)
+    scales = opt_attr_def(DenseArrayBase)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, mode: str, coordinate_mode: str,
+                 nearest_mode: str | None, *, scales: Sequence[float] | None = None,
+                 sizes: Sequence[int] | None = None):
+        shape = _shape(input.type)
+        attrs: dict[str, Attribute] = {
+            "mode": StringAttr(mode), "coordinate_transformation_mode": StringAttr(coordinate_mode)}
+        if nearest_mode is not None:
+            attrs["nearest_mode"] = StringAttr(nearest_mode)
+        if scales is not None:
+            attrs["scales"] = DenseArrayBase.from_list(f32, [float(s) for s in scales])
+            sizes = self.scaled(shape[2:], scales)
+        hw = list(sizes) if sizes is not None and len(shape) == 4 else list(shape[2:])
+        super().__init__(operands=[input], attributes=attrs,
+                         result_types=[TensorType(_elt(input.type), [*shape[:2], *hw])])
+
+    @staticmethod
+    def scaled(hw: Sequence[int], scales: Sequence[float]) -> list[int]:
+        """ONNX's output size: floor(size * scale), computed in f32 as ONNX Runtime does."""
+        return [int(np.float32(d) * np.float32(s)) for d, s in zip(hw, scales)]
+
+    def scale_values(self) -> tuple[float, float] | None:
+        if self.scales is None:
+            return None
+        return tuple(float(v) for v in self.scales.get_values())  # type: ignore[return-value]
+
+    def infer_result_types(self) -> list[Attribute]:
+        src, dst = _shape(self.input.type), _shape(self.output.type)
+        if len(src) != 4 or len(dst) != 4 or dst[:2] != src[:2]:
+            raise VerifyException(f"resizes H and W of a 4-D tensor, not {list(src)} to "
+                                  f"{list(dst)}")
+        for attr, allowed in [(self.mode, RESIZE_MODES),
+                              (self.coordinate_transformation_mode, RESIZE_COORDINATE_MODES),
+                              (self.nearest_mode, RESIZE_NEAREST_MODES)]:
+            if attr is not None and attr.data not in allowed:
+                raise VerifyException(f"'{attr.data}' is not one of {', '.join(allowed)}")
+        scales = self.scale_values()
+        if scales is not None:
+            if len(scales) != 2 or min(scales) <= 0:
+                raise VerifyException(f"scales must be 2 positive values, got {list(scales)}")
+            if self.scaled(src[2:], scales) != list(dst[2:]):
+                raise VerifyException(f"scales {list(scales)} make {list(src)} "
+                                      f"{[*src[:2], *self.scaled(src[2:], scales)]}, not "
+                                      f"{list(dst)}")
+        return [TensorType(_elt(self.input.type), dst)]
+
+
 # ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
@@ -1027,6 +1129,46 @@ class ReduceMeanOp(ReduceOp):
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
     name = "collage.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "collage.reduce_min"
+
+
+@irdl_op_definition
+class ReduceL2Op(ReduceOp):
+    """sqrt(sum(x * x)) over `axes`."""
+
+    name = "collage.reduce_l2"
+
+
+@irdl_op_definition
+class ArgMaxOp(GraphOp):
+    """`collage.argmax %x {axis = 1 : i64, keepdims = true}`: i64 indices of the first maximum."""
+
+    name = "collage.argmax"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.COMM_REDUCE
+    input = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    keepdims = opt_attr_def(BoolAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($output)"
+
+    def __init__(self, input: SSAValue, axis: int, keepdims: bool):
+        attrs = {"axis": IntegerAttr(axis, i64), "keepdims": IntegerAttr(int(keepdims), i1)}
+        super().__init__(operands=[input], attributes=attrs,
+                         result_types=self.infer(input.type, axis, keepdims))
+
+    @staticmethod
+    def infer(t: Attribute, axis: int, keepdims: bool) -> list[Attribute]:
+        shape = _shape(t)
+        ax = _axis(axis, len(shape))
+        return [TensorType(i64, ReduceOp._reduce_shape(shape, [ax], keepdims))]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.input.type, get_int(self.axis, 0), get_bool(self.keepdims, True))
 
 
 # ---------------------------------------------------------------------------
@@ -1338,6 +1480,75 @@ class LayerNormOp(GraphOp):
         return [self.input.type]
 
 
+class ChannelNormOp(GraphOp, ABC):
+    """Normalizes an N x C x ... input over groups of channels and the spatial dimensions,
+    then scales and shifts per channel: `scale` and `bias` have shape [C]."""
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    epsilon = attr_def(FloatAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)"
+    )
+    MIN_RANK: ClassVar[int] = 3
+
+    def groups(self) -> int:
+        return _shape(self.input.type)[1]
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape = _shape(self.input.type)
+        if len(shape) < self.MIN_RANK:
+            raise VerifyException(f"input must have rank >= {self.MIN_RANK}, got {len(shape)}")
+        for name in ("scale", "bias"):
+            s = _shape(getattr(self, name).type)
+            if s != shape[1:2]:
+                raise VerifyException(f"{name} shape {list(s)} must be [{shape[1]}]")
+        return [self.input.type]
+
+
+@irdl_op_definition
+class InstanceNormOp(ChannelNormOp):
+    """`collage.instance_norm %x, %scale, %bias {epsilon = 1e-05 : f32}`: each channel of
+    each sample normalized over the spatial dimensions (ONNX InstanceNormalization)."""
+
+    name = "collage.instance_norm"
+
+    def __init__(self, input: SSAValue, scale: SSAValue, bias: SSAValue, epsilon: float):
+        super().__init__(operands=[input, scale, bias], result_types=[input.type],
+                         attributes={"epsilon": FloatAttr(epsilon, f32)})
+
+
+@irdl_op_definition
+class GroupNormOp(ChannelNormOp):
+    """`collage.group_norm %x, %scale, %bias {num_groups = 2 : i64, epsilon = 1e-05 : f32}`:
+    each of `num_groups` groups of channels normalized together (ONNX GroupNormalization
+    in its opset-21 form, with a per-channel scale and bias)."""
+
+    name = "collage.group_norm"
+    num_groups = attr_def(IntegerAttr)
+    MIN_RANK: ClassVar[int] = 2
+
+    def __init__(self, input: SSAValue, scale: SSAValue, bias: SSAValue, num_groups: int,
+                 epsilon: float):
+        attrs = {"num_groups": IntegerAttr(num_groups, i64), "epsilon": FloatAttr(epsilon, f32)}
+        super().__init__(operands=[input, scale, bias], result_types=[input.type],
+                         attributes=attrs)
+
+    def groups(self) -> int:
+        return get_int(self.num_groups, 1)
+
+    def infer_result_types(self) -> list[Attribute]:
+        result = super().infer_result_types()
+        channels, groups = _shape(self.input.type)[1], self.groups()
+        if groups < 1 or channels % groups:
+            raise VerifyException(f"num_groups {groups} must divide the {channels} channels")
+        return result
+
+
 # ---------------------------------------------------------------------------
 # Kernel regions (Phase 4 of the partitioner)
 # ---------------------------------------------------------------------------
@@ -1503,9 +1714,10 @@ Collage = Dialect(
         AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, EqualOp, LessOp, GreaterOp,
         WhereOp, BatchNormOp, ExpandOp,
         ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, PadOp,
-        ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+        TileOp, ResizeOp,
+        ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceL2Op, ArgMaxOp,
         Conv2dOp, ConvTranspose2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
-        SoftmaxOp, LrnOp, LayerNormOp,
+        SoftmaxOp, LrnOp, LayerNormOp, InstanceNormOp, GroupNormOp,
         KernelOp, CompositeOp, YieldOp,
     ],
     [WeightAttr],

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 from collage_xdsl.dialects import ir_context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
+
+from collage_xdsl.backends import compile_kernel
+from collage_xdsl.ir.interpreter import run_function
 
 
 def parse(src: str) -> ModuleOp:
@@ -18,6 +22,19 @@ def main_of(module: ModuleOp) -> FuncOp:
     func = module.body.block.first_op
     assert isinstance(func, FuncOp)
     return func
+
+
+def check_kernel(backend: str, func: FuncOp, feeds: list[np.ndarray], rtol: float = 1e-5,
+                 atol: float = 1e-5) -> None:
+    """`func` compiled for `backend` gives the interpreter's single result on `feeds`."""
+    (expected,) = run_function(func, feeds)
+    kernel = compile_kernel(backend, func)
+    try:
+        (actual,) = kernel(feeds)
+    finally:
+        kernel.release()
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol)
 
 
 _T = "tensor<4x8xf32>"

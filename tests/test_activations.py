@@ -9,12 +9,9 @@ import numpy as np
 import onnx
 import pytest
 from example_models import f32, make
-from ir_helpers import main_of, parse
+from ir_helpers import check_kernel, main_of, parse
 from onnx import helper, numpy_helper
-
-from collage_xdsl.backends import compile_kernel
-from collage_xdsl.ir.interpreter import run_function
-from collage_xdsl.tools import collage
+from run_helpers import runs_and_matches_onnxruntime
 
 BACKENDS = ["tvm", "onnxruntime", "openvino"]
 RNG = np.random.default_rng(11)
@@ -62,17 +59,6 @@ def inputs(*shapes) -> list[np.ndarray]:
     return arrays
 
 
-def check_kernel(backend: str, func, feeds: list[np.ndarray]) -> None:
-    (expected,) = run_function(func, feeds)
-    kernel = compile_kernel(backend, func)
-    try:
-        (actual,) = kernel(feeds)
-    finally:
-        kernel.release()
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
-
-
 @pytest.mark.parametrize("op", UNARY)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_unary_activation_kernel_matches_interpreter(backend, op):
@@ -107,12 +93,5 @@ def test_mobilenet_v3_block_runs_partitioned_and_matches_onnxruntime(backend, tm
                                                                       monkeypatch):
     """As partitioned, then with both activations pinned to each backend in turn."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    onnx.save(mobilenet_v3_block(), tmp_path / "block.onnx")
-    pins = [a for op in ("hard_swish", "hard_sigmoid")
-            for a in ("--pin", f"op:{op}={backend}")] if backend else []
-    status = collage.main(["run", str(tmp_path / "block.onnx"), "-q",
-                           "--backends", "tvm,onnxruntime,openvino", "--estimator", "mock",
-                           *pins, "--check"])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert "check: 1 output(s) match onnxruntime" in out
+    runs_and_matches_onnxruntime(mobilenet_v3_block(), tmp_path / "block.onnx",
+                                 ["hard_swish", "hard_sigmoid"], backend, capsys)

@@ -9,11 +9,11 @@ import onnx
 import pytest
 from example_models import f32, make, onnxruntime_outputs
 from onnx import numpy_helper
+from run_helpers import runs_and_matches_onnxruntime
 
 from collage_xdsl.backends import compile_kernel
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.ir.interpreter import run_module
-from collage_xdsl.tools import collage
 
 RNG = np.random.default_rng(3)
 
@@ -115,11 +115,5 @@ def test_tiny_unet_runs_partitioned_and_matches_onnxruntime(backend, tmp_path, c
                                                             monkeypatch):
     """As partitioned, then with the conv_transpose2d pinned to each backend in turn."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    onnx.save(tiny_unet(), tmp_path / "unet.onnx")
-    pin = ["--pin", f"op:conv_transpose2d={backend}"] if backend else []
-    status = collage.main(["run", str(tmp_path / "unet.onnx"), "-q",
-                           "--backends", "tvm,onnxruntime,openvino", "--estimator", "mock",
-                           *pin, "--check"])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    assert "check: 1 output(s) match onnxruntime" in out
+    runs_and_matches_onnxruntime(tiny_unet(), tmp_path / "unet.onnx", ["conv_transpose2d"],
+                                 backend, capsys)

@@ -171,6 +171,17 @@ func.func @nn(%x: tensor<1x4x7x7xf32>, %w: tensor<6x2x3x3xf32>, %c: tensor<6xf32
 }
 """
 
+NORMS = """
+func.func @norms(%x: tensor<2x4x3x5xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<2x4x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x3x1xf32>, tensor<2x4x3xf32>, tensor<2x3x5xi64>) {
+  %in = collage.instance_norm %x, %s, %b {epsilon = 1.0e-05 : f32} : (tensor<2x4x3x5xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x5xf32>
+  %gn = collage.group_norm %in, %b, %s {num_groups = 2 : i64, epsilon = 1.0e-03 : f32} : (tensor<2x4x3x5xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x5xf32>
+  %mn = collage.reduce_min %x {axes = array<i64: 1, 3>, keepdims = true} : tensor<2x4x3x5xf32> -> tensor<2x1x3x1xf32>
+  %l2 = collage.reduce_l2 %gn {axes = array<i64: -1>, keepdims = false} : tensor<2x4x3x5xf32> -> tensor<2x4x3xf32>
+  %am = collage.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x4x3x5xf32> -> tensor<2x3x5xi64>
+  func.return %in, %gn, %mn, %l2, %am : tensor<2x4x3x5xf32>, tensor<2x4x3x5xf32>, tensor<2x1x3x1xf32>, tensor<2x4x3xf32>, tensor<2x3x5xi64>
+}
+"""
+
 # strided, padded, output-padded, grouped and dilated; stride 1 with dilation
 CONV_TRANSPOSE = """
 func.func @conv_transpose(%x: tensor<1x6x4x3xf32>, %w: tensor<6x2x3x3xf32>) -> (tensor<1x4x9x8xf32>, tensor<1x2x8x5xf32>) {
@@ -201,8 +212,19 @@ func.func @tuples(%x: tensor<2x6xf32>, %p: tuple<tensor<2x2xf32>, tensor<2x1xf32
 }
 """
 
+RESIZE = """
+func.func @resize(%x: tensor<1x2x5x6xf32>) -> (tensor<1x2x10x9xf32>, tensor<1x2x2x3xf32>, tensor<1x2x3x4xf32>, tensor<1x4x15x6xf32>) {
+  %n = collage.resize %x {mode = "nearest", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", scales = array<f32: 2.0, 1.5>} : tensor<1x2x5x6xf32> -> tensor<1x2x10x9xf32>
+  %d = collage.resize %x {mode = "linear", coordinate_transformation_mode = "asymmetric", scales = array<f32: 0.5, 0.6>} : tensor<1x2x5x6xf32> -> tensor<1x2x2x3xf32>
+  %l = collage.resize %x {mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x2x5x6xf32> -> tensor<1x2x3x4xf32>
+  %t = collage.tile %x {repeats = array<i64: 1, 2, 3, 1>} : tensor<1x2x5x6xf32> -> tensor<1x4x15x6xf32>
+  func.return %n, %d, %l, %t : tensor<1x2x10x9xf32>, tensor<1x2x2x3xf32>, tensor<1x2x3x4xf32>, tensor<1x4x15x6xf32>
+}
+"""
+
 FAMILIES = {"elementwise": ELEMENTWISE, "activations": ACTIVATIONS, "logic": LOGIC,
-            "layout": LAYOUT, "nn": NN, "conv_transpose": CONV_TRANSPOSE}
+            "layout": LAYOUT, "nn": NN, "conv_transpose": CONV_TRANSPOSE,
+            "norms": NORMS, "resize": RESIZE}
 
 
 def tuple_inputs(func: FuncOp) -> tuple[list, list[np.ndarray]]:

@@ -84,6 +84,16 @@ def _reduce(kind: str) -> Callable[..., list[str]]:
     return lower
 
 
+def _resize(g: _Graph, op: C.ResizeOp, x: str) -> list[str]:
+    """Resize with `scales` when the op has them, else with `sizes`."""
+    scales = op.scale_values()
+    sizes = ["", g.const(np.array([1, 1, *scales], np.float32))] if scales else [
+        "", "", g.ints(shape_of(op.output.type))]
+    nearest = {"nearest_mode": op.nearest_mode.data} if op.nearest_mode else {}
+    return g.node("Resize", [x, *sizes], mode=op.mode.data, **nearest,
+                  coordinate_transformation_mode=op.coordinate_transformation_mode.data)
+
+
 def _pool(g: _Graph, op: C.Pool2dOp, x: str) -> list[str]:
     attrs = dict(
         kernel_shape=list(get_ints(op.kernel)), strides=list(get_ints(op.strides)),
@@ -93,6 +103,20 @@ def _pool(g: _Graph, op: C.Pool2dOp, x: str) -> list[str]:
         return g.node("AveragePool", [x], count_include_pad=int(
             get_bool(op.count_include_pad, False)), **attrs)
     return g.node("MaxPool", [x], **attrs)
+
+
+def _group_norm(g: _Graph, op: C.GroupNormOp, x: str, scale: str, bias: str) -> list[str]:
+    """[N, C, ...] -> [N, G, -1] -> InstanceNormalization -> [N, C, ...] * scale + bias: the
+    export opset's GroupNormalization takes a scale per group, the dialect one per channel."""
+    shape, groups = shape_of(op.input.type), op.groups()
+    ones = np.ones(groups, dtype=np_dtype(op.input.type.get_element_type()))
+    grouped = g.node("Reshape", [x, g.ints([shape[0], groups, -1])])
+    normed = g.node("InstanceNormalization", [*grouped, g.const(ones), g.const(ones * 0)],
+                    epsilon=get_float(op.epsilon, 1e-5))
+    y = g.node("Reshape", [*normed, g.ints(shape)])
+    per_channel = g.ints([-1] + [1] * (len(shape) - 2))
+    scaled = g.node("Mul", [*y, *g.node("Reshape", [scale, per_channel])])
+    return g.node("Add", [*scaled, *g.node("Reshape", [bias, per_channel])])
 
 
 def _reshape(g: _Graph, op: C.ReshapeOp, x: str) -> list[str]:
@@ -139,9 +163,15 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
     C.PadOp: lambda g, op, x: g.node("Pad", [
         x, g.ints(get_ints(op.pads)), g.const(_scalar_like(op, get_float(op.value, 0.0)))],
         mode="constant"),
+    C.TileOp: lambda g, op, x: g.node("Tile", [x, g.ints(get_ints(op.repeats))]),
+    C.ResizeOp: _resize,
     C.ReduceSumOp: _reduce("ReduceSum"),
     C.ReduceMeanOp: _reduce("ReduceMean"),
     C.ReduceMaxOp: _reduce("ReduceMax"),
+    C.ReduceMinOp: _reduce("ReduceMin"),
+    C.ReduceL2Op: _reduce("ReduceL2"),
+    C.ArgMaxOp: lambda g, op, x: g.node(
+        "ArgMax", [x], axis=get_int(op.axis, 0), keepdims=int(get_bool(op.keepdims, True))),
     C.Conv2dOp: lambda g, op, x, w: g.node(
         "Conv", [x, w], kernel_shape=list(shape_of(op.weight.type)[2:]),
         strides=list(get_ints(op.strides)), pads=list(get_ints(op.pads)),
@@ -160,6 +190,9 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
     C.LayerNormOp: lambda g, op, *xs: g.node(
         "LayerNormalization", xs, axis=get_int(op.axis, -1),
         epsilon=get_float(op.epsilon, 1e-5)),
+    C.InstanceNormOp: lambda g, op, *xs: g.node(
+        "InstanceNormalization", xs, epsilon=get_float(op.epsilon, 1e-5)),
+    C.GroupNormOp: _group_norm,
     C.ConstantOp: lambda g, op: [g.const(constant_array(op))],
 }
 

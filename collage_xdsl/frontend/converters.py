@@ -8,6 +8,7 @@ constant never reach a converter: the importer folds them.
     Gemm(a, b, c) transB -> collage.matmul %a, %bT ; collage.add                (bT folded)
 
 The 2-D window ops' converters are in `collage_xdsl.frontend.window_converters`.
+Resize's and Tile's are in `collage_xdsl.frontend.shape_converters`.
 """
 
 from __future__ import annotations
@@ -339,7 +340,8 @@ def convert_pad(ctx: NodeContext):
 # ---------------------------------------------------------------------------
 
 _REDUCE = {"ReduceSum": (C.ReduceSumOp, 13), "ReduceMean": (C.ReduceMeanOp, 18),
-           "ReduceMax": (C.ReduceMaxOp, 18)}
+           "ReduceMax": (C.ReduceMaxOp, 18), "ReduceMin": (C.ReduceMinOp, 18),
+           "ReduceL2": (C.ReduceL2Op, 18)}
 
 
 @converter(*_REDUCE)

@@ -24,6 +24,8 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
+import collage_xdsl.frontend.norm_converters  # noqa: F401 (registers its converters)
+import collage_xdsl.frontend.shape_converters  # noqa: F401 (registers its converters)
 import collage_xdsl.frontend.window_converters  # noqa: F401 (registers its converters)
 from collage_xdsl.dialects.collage import ConstantOp
 from collage_xdsl.errors import CollageError
@@ -40,6 +42,10 @@ tensors are needed there); this keeps inference fast and under protobuf's 2 GB l
 
 _SHAPE_ONLY = {"Shape", "Size"}
 """Ops that always fold: every shape is static, whether or not the value is known."""
+
+_TYPED_AS_INPUT_0 = {"GroupNormalization"}
+"""Ops ONNX shape inference leaves untyped (functions without an inference function); their
+output has input 0's type, so inference sees them as an Identity."""
 
 
 def _sanitize(name: str) -> str:
@@ -240,8 +246,10 @@ class OnnxImporter:
             )
             for i, t in zip(args, arg_types)
         ]
+        nodes = [helper.make_node("Identity", n.input[:1], n.output[:1], name=n.name)
+                 if n.op_type in _TYPED_AS_INPUT_0 else n for n in self.nodes]
         skeleton = helper.make_graph(
-            self.nodes, graph.name, inputs + weights, graph.output, small,
+            nodes, graph.name, inputs + weights, graph.output, small,
             value_info=graph.value_info,
         )
         model = helper.make_model(

@@ -28,6 +28,8 @@ from xdsl.traits import SymbolTable
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
 from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.normalization import batch_norm, channel_norm, layer_norm
+from collage_xdsl.ir.resize import resize
 from collage_xdsl.ir.tensors import constant_array, np_dtype, shape_of
 from collage_xdsl.ir.windows import avg_pool, conv2d, conv_transpose2d, max_pool
 
@@ -147,23 +149,17 @@ def _reduce_max(op: C.ReduceOp, x: np.ndarray) -> np.ndarray:
     return np.max(x, axis=op.reduced_axes(), keepdims=get_bool(op.keepdims, True))
 
 
+def _reduce_l2(op: C.ReduceOp, x: np.ndarray) -> np.ndarray:
+    return np.sqrt(_reduce_sum(op, x * x))
+
+
+def _argmax(op: C.ArgMaxOp, x: np.ndarray) -> np.ndarray:
+    return np.argmax(x, axis=get_int(op.axis, 0), keepdims=get_bool(op.keepdims, True))
+
+
 # ---------------------------------------------------------------------------
 # Normalisation
 # ---------------------------------------------------------------------------
-
-
-def _batch_norm(op: C.BatchNormOp, x, scale, bias, mean, var) -> np.ndarray:
-    shape = (-1,) + (1,) * (x.ndim - 2)
-    inv = scale / np.sqrt(var + _scalar(var, get_float(op.epsilon, 1e-5)))
-    return x * inv.reshape(shape) + (bias - mean * inv).reshape(shape)
-
-
-def _layer_norm(op: C.LayerNormOp, x, scale, bias) -> np.ndarray:
-    axis = get_int(op.axis, -1) % x.ndim
-    axes = tuple(range(axis, x.ndim))
-    centred = x - x.mean(axis=axes, keepdims=True)
-    var = (centred * centred).mean(axis=axes, keepdims=True)
-    return centred / np.sqrt(var + _scalar(x, get_float(op.epsilon, 1e-5))) * scale + bias
 
 
 def _softmax(op: C.SoftmaxOp, x: np.ndarray) -> np.ndarray:
@@ -276,7 +272,7 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.GeluOp: _gelu,
     C.CastOp: lambda op, x: x.astype(_result_dtype(op)),
     C.WhereOp: lambda op, c, a, b: np.where(c, a, b),
-    C.BatchNormOp: _batch_norm,
+    C.BatchNormOp: batch_norm,
     C.ExpandOp: lambda op, x: np.broadcast_to(x, shape_of(op.output.type)),
     C.ReshapeOp: lambda op, x: x.reshape(shape_of(op.output.type)),
     C.TransposeOp: lambda op, x: np.transpose(x, get_ints(op.perm)),
@@ -285,9 +281,15 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.SliceOp: _slice,
     C.GatherOp: _gather,
     C.PadOp: _pad,
+    C.TileOp: lambda op, x: np.tile(x, get_ints(op.repeats)),
+    C.ResizeOp: resize,
     C.ReduceSumOp: _reduce_sum,
     C.ReduceMeanOp: _reduce_mean,
     C.ReduceMaxOp: _reduce_max,
+    C.ReduceMinOp: lambda op, x: np.min(
+        x, axis=op.reduced_axes(), keepdims=get_bool(op.keepdims, True)),
+    C.ReduceL2Op: _reduce_l2,
+    C.ArgMaxOp: _argmax,
     C.Conv2dOp: conv2d,
     C.ConvTranspose2dOp: conv_transpose2d,
     C.MaxPool2dOp: max_pool,
@@ -295,7 +297,9 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.GlobalAvgPool2dOp: lambda op, x: x.mean(axis=(2, 3), keepdims=True),
     C.SoftmaxOp: _softmax,
     C.LrnOp: _lrn,
-    C.LayerNormOp: _layer_norm,
+    C.LayerNormOp: layer_norm,
+    C.InstanceNormOp: channel_norm,
+    C.GroupNormOp: channel_norm,
 }
 
 

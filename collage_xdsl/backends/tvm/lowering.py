@@ -31,6 +31,7 @@ from collage_xdsl.backends.tvm.tuning import tuned_pipeline
 from collage_xdsl.backends.walk import flat_types, lower_function
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
+from collage_xdsl.ir.resize import axis_taps, resize_scales
 from collage_xdsl.ir.tensors import constant_array, np_dtype, shape_of
 
 R = relax.op
@@ -136,6 +137,13 @@ def _layer_norm(op: C.LayerNormOp, x, scale, bias):
                            epsilon=get_float(op.epsilon, 1e-5))
 
 
+def _channel_norm(op: C.ChannelNormOp, x, scale, bias):
+    """group_norm, and instance_norm as group_norm with a group per channel."""
+    rank = len(shape_of(op.input.type))
+    return R.nn.group_norm(x, scale, bias, op.groups(), 1, list(range(2, rank)),
+                           epsilon=get_float(op.epsilon, 1e-5))
+
+
 def _slice(op: C.SliceOp, x):
     shape = shape_of(op.input.type)
     slices = C.SliceOp.slices(shape, get_ints(op.starts), get_ints(op.ends),
@@ -152,6 +160,36 @@ def _split(op: C.SplitOp, x) -> list:
     indices = [int(i) for i in np.cumsum(sizes)[:-1]]
     parts = _emit(R.split(x, indices, axis=get_int(op.axis, 0)))
     return [relax.TupleGetItem(parts, i) for i in range(len(sizes))]
+
+
+def _resize(op: C.ResizeOp, x):
+    """`R.image.resize2d`, which maps coordinates by output / input: ONNX scales that differ
+    from that ratio gather the taps of the reference semantics instead (`_resize_taps`)."""
+    nearest, coordinates = op.mode.data == "nearest", op.coordinate_transformation_mode.data
+    src, dst = shape_of(op.input.type)[2:], shape_of(op.output.type)[2:]
+    ratios = [np.float32(o) / np.float32(i) for o, i in zip(dst, src)]
+    if coordinates != "align_corners" and resize_scales(op) != ratios:
+        return _resize_taps(op, x)
+    return R.image.resize2d(
+        x, dst, method="nearest_neighbor" if nearest else "linear",
+        coordinate_transformation_mode=coordinates,
+        rounding_method=op.nearest_mode.data if nearest and op.nearest_mode else
+        "round_prefer_floor" if nearest else "")
+
+
+def _resize_taps(op: C.ResizeOp, x):
+    src, dst = shape_of(op.input.type), shape_of(op.output.type)
+    for axis, scale in zip((2, 3), resize_scales(op)):
+        low, high, w = axis_taps(op, src[axis], dst[axis], scale)
+        near = _emit(R.take(x, relax.const(low), axis))
+        if high is None or w is None:
+            x = near
+            continue
+        w = w.reshape([-1 if a == axis else 1 for a in range(4)])
+        w = w.astype(np_dtype(op.input.type.get_element_type()))
+        far = _emit(R.multiply(_emit(R.take(x, relax.const(high), axis)), relax.const(w)))
+        x = _emit(R.add(_emit(R.multiply(near, relax.const(1 - w))), far))
+    return x
 
 
 def _pool_attrs(op: C.Pool2dOp) -> dict:
@@ -213,9 +251,14 @@ _LOWER: dict[type[Operation], Callable] = {
     C.PadOp: lambda op, x: R.nn.pad(
         x, [p for b, e in zip(*np.split(np.array(get_ints(op.pads)), 2)) for p in (int(b), int(e))],
         pad_value=get_float(op.value, 0.0)),
+    C.TileOp: lambda op, x: R.tile(x, list(get_ints(op.repeats))),
+    C.ResizeOp: _resize,
     C.ReduceSumOp: _reduce(R.sum),
     C.ReduceMeanOp: _reduce(R.mean),
     C.ReduceMaxOp: _reduce(R.max),
+    C.ReduceMinOp: _reduce(R.min),
+    C.ReduceL2Op: lambda op, x: R.sqrt(_emit(_reduce(R.sum)(op, _emit(R.multiply(x, x))))),
+    C.ArgMaxOp: lambda op, x: R.argmax(x, get_int(op.axis, 0), get_bool(op.keepdims, True)),
     C.Conv2dOp: lambda op, x, w: R.nn.conv2d(
         x, w, strides=get_ints(op.strides), padding=get_ints(op.pads),
         dilation=get_ints(op.dilations), groups=get_int(op.group, 1)),
@@ -231,6 +274,8 @@ _LOWER: dict[type[Operation], Callable] = {
     C.SoftmaxOp: lambda op, x: R.nn.softmax(x, get_int(op.axis, -1)),
     C.LrnOp: _lrn,
     C.LayerNormOp: _layer_norm,
+    C.InstanceNormOp: _channel_norm,
+    C.GroupNormOp: _channel_norm,
 }
 
 

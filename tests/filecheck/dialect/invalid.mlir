@@ -472,6 +472,39 @@ func.func @f(%x: tensor<2x8xf32>, %s: tensor<4xf32>, %b: tensor<8xf32>) {
 
 // -----
 
+// argmax result must be i64
+// CHECK:      %r = "collage.argmax"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: result types tensor<2xf32> do not match the inferred tensor<2xi64>
+func.func @f(%x: tensor<2x3xf32>) {
+  %r = collage.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// instance_norm scale per channel
+// CHECK:      %r = "collage.instance_norm"(%x, %s, %s)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: scale shape [2] must be [4]
+func.func @f(%x: tensor<1x4x8xf32>, %s: tensor<2xf32>) {
+  %r = collage.instance_norm %x, %s, %s {epsilon = 1.000000e-05 : f32} : (tensor<1x4x8xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x4x8xf32>
+  func.return
+}
+
+// -----
+
+// group_norm groups must divide the channels
+// CHECK:      %r = "collage.group_norm"(%x, %s, %s)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: num_groups 3 must divide the 4 channels
+func.func @f(%x: tensor<1x4x8xf32>, %s: tensor<4xf32>) {
+  %r = collage.group_norm %x, %s, %s {num_groups = 3 : i64, epsilon = 1.000000e-05 : f32} : (tensor<1x4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8xf32>
+  func.return
+}
+
+// -----
+
 // softmax axis out of range
 // CHECK:      %r = "collage.softmax"(%x)
 // CHECK-NEXT: ^^^
@@ -555,4 +588,48 @@ func.func @f(%x: tensor<4xf32>) {
 // CHECK-NEXT: | Operation does not verify: 'collage.yield' expects parent op to be one of 'collage.kernel', 'collage.composite'
 func.func @f(%x: tensor<4xf32>) {
   collage.yield %x : tensor<4xf32>
+}
+
+// -----
+
+// tile with repeats of the wrong rank
+// CHECK:      %r = "collage.tile"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: repeats must be 2 non-negative values, got [2]
+func.func @f(%x: tensor<3x5xf32>) {
+  %r = collage.tile %x {repeats = array<i64: 2>} : tensor<3x5xf32> -> tensor<6x5xf32>
+  func.return
+}
+
+// -----
+
+// resize result shape against the scales
+// CHECK:      %r = "collage.resize"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: scales [2.0, 2.0] make [1, 4, 5, 5] [1, 4, 10, 10], not [1, 4, 10, 9]
+func.func @f(%x: tensor<1x4x5x5xf32>) {
+  %r = collage.resize %x {mode = "nearest", coordinate_transformation_mode = "asymmetric", scales = array<f32: 2.0, 2.0>} : tensor<1x4x5x5xf32> -> tensor<1x4x10x9xf32>
+  func.return
+}
+
+// -----
+
+// resize with an unknown coordinate transformation mode
+// CHECK:      %r = "collage.resize"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: 'tf_crop_and_resize' is not one of half_pixel, asymmetric, align_corners, pytorch_half_pixel
+func.func @f(%x: tensor<1x4x5x5xf32>) {
+  %r = collage.resize %x {mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize"} : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+  func.return
+}
+
+// -----
+
+// resize changes only H and W
+// CHECK:      %r = "collage.resize"(%x)
+// CHECK-NEXT: ^^^
+// CHECK-NEXT: | Operation does not verify: resizes H and W of a 4-D tensor, not [1, 4, 5, 5] to [1, 8, 10, 10]
+func.func @f(%x: tensor<1x4x5x5xf32>) {
+  %r = collage.resize %x {mode = "linear", coordinate_transformation_mode = "half_pixel"} : tensor<1x4x5x5xf32> -> tensor<1x8x10x10xf32>
+  func.return
 }

@@ -105,6 +105,9 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   // CHECK-NEXT: %i6 = collage.slice %n {starts = array<i64: 1>, ends = array<i64: 100>, axes = array<i64: 1>, steps = array<i64: 2>} : tensor<3x5xf32> -> tensor<3x2xf32>
   // CHECK-NEXT: %i7 = collage.gather %n, %idx {axis = 0 : i64} : (tensor<3x5xf32>, tensor<2xi64>) -> tensor<2x5xf32>
   // CHECK-NEXT: %i8 = collage.pad %m {pads = array<i64: 0, 1, 0, 2>, value = 0.000000e+00 : f32} : tensor<2x3xf32> -> tensor<2x6xf32>
+  // CHECK-NEXT: %i9 = collage.tile %m {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>
+  // CHECK-NEXT: %rs0 = collage.resize %x {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f32: 2.000000e+00, 1.500000e+00>} : tensor<1x4x8x8xf32> -> tensor<1x4x16x12xf32>
+  // CHECK-NEXT: %rs1 = collage.resize %x {mode = "linear", coordinate_transformation_mode = "half_pixel"} : tensor<1x4x8x8xf32> -> tensor<1x4x5x11xf32>
   %i0 = collage.reshape %m : tensor<2x3xf32> -> tensor<3x2xf32>
   %i1 = collage.transpose %m {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
   %i2 = collage.concat %m, %m {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
@@ -114,6 +117,9 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   %i6 = collage.slice %n {starts = array<i64: 1>, ends = array<i64: 100>, axes = array<i64: 1>, steps = array<i64: 2>} : tensor<3x5xf32> -> tensor<3x2xf32>
   %i7 = collage.gather %n, %idx {axis = 0 : i64} : (tensor<3x5xf32>, tensor<2xi64>) -> tensor<2x5xf32>
   %i8 = collage.pad %m {pads = array<i64: 0, 1, 0, 2>, value = 0.000000e+00 : f32} : tensor<2x3xf32> -> tensor<2x6xf32>
+  %i9 = collage.tile %m {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>
+  %rs0 = collage.resize %x {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", scales = array<f32: 2.0, 1.5>} : tensor<1x4x8x8xf32> -> tensor<1x4x16x12xf32>
+  %rs1 = collage.resize %x {mode = "linear", coordinate_transformation_mode = "half_pixel"} : tensor<1x4x8x8xf32> -> tensor<1x4x5x11xf32>
 
   // CHECK-NEXT: %r0 = collage.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
   // CHECK-NEXT: %r1 = collage.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
@@ -121,6 +127,13 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   %r0 = collage.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
   %r1 = collage.reduce_mean %x {axes = array<i64: 2, 3>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
   %r2 = collage.reduce_max %m {keepdims = false} : tensor<2x3xf32> -> tensor<f32>
+
+  // CHECK-NEXT: %r3 = collage.reduce_min %x {axes = array<i64: 1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
+  // CHECK-NEXT: %r4 = collage.reduce_l2 %m {axes = array<i64: -1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
+  // CHECK-NEXT: %r5 = collage.argmax %m {axis = 1 : i64, keepdims = true} : tensor<2x3xf32> -> tensor<2x1xi64>
+  %r3 = collage.reduce_min %x {axes = array<i64: 1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
+  %r4 = collage.reduce_l2 %m {axes = array<i64: -1>, keepdims = false} : tensor<2x3xf32> -> tensor<2xf32>
+  %r5 = collage.argmax %m {axis = 1 : i64, keepdims = true} : tensor<2x3xf32> -> tensor<2x1xi64>
 
   // CHECK-NEXT: %o0 = collage.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x4x4xf32>
   // CHECK-NEXT: %o1 = collage.matmul %m, %n : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>
@@ -141,5 +154,12 @@ func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %m: tensor<2x3
   %q0 = collage.softmax %m {axis = -1 : i64} : tensor<2x3xf32>
   %q1 = collage.lrn %x {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : tensor<1x4x8x8xf32>
   %q2 = collage.layer_norm %m, %c0, %c0 {axis = -1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+
+  // CHECK-NEXT: %c4 = collage.constant dense<1.000000e+00> : tensor<4xf32>
+  // CHECK-NEXT: %q3 = collage.instance_norm %x, %c4, %c4 {epsilon = 1.000000e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  // CHECK-NEXT: %q4 = collage.group_norm %x, %c4, %c4 {num_groups = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %c4 = collage.constant dense<1.0> : tensor<4xf32>
+  %q3 = collage.instance_norm %x, %c4, %c4 {epsilon = 1.000000e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %q4 = collage.group_norm %x, %c4, %c4 {num_groups = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   func.return
 }

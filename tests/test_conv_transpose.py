@@ -8,10 +8,10 @@ import numpy as np
 import onnx
 import pytest
 from example_models import f32, make, onnxruntime_outputs
+from ir_helpers import check_kernel, main_of
 from onnx import numpy_helper
 from run_helpers import runs_and_matches_onnxruntime
 
-from collage_xdsl.backends import compile_kernel
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.ir.interpreter import run_module
 
@@ -70,14 +70,7 @@ def test_interpreter_matches_onnxruntime(name):
 @pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "openvino"])
 def test_backend_kernel_matches_interpreter(backend, name):
     model, x = case(name)
-    module = import_onnx(model)
-    (want,) = run_module(module, [x])
-    kernel = compile_kernel(backend, module)
-    try:
-        (got,) = kernel([x])
-    finally:
-        kernel.release()
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    check_kernel(backend, main_of(import_onnx(model)), [x], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("attrs, error", [

@@ -11,10 +11,10 @@ import numpy as np
 import onnx
 import pytest
 from example_models import f32, make, onnxruntime_outputs
+from ir_helpers import check_kernel, main_of
 from onnx import numpy_helper
 from run_helpers import runs_and_matches_onnxruntime
 
-from collage_xdsl.backends import compile_kernel
 from collage_xdsl.frontend import FrontendError, import_onnx
 from collage_xdsl.ir.interpreter import run_module
 
@@ -83,26 +83,13 @@ def test_tile_interpreter_matches_onnxruntime():
 def test_backend_kernel_matches_interpreter(backend, name):
     model = case(name)
     x = RNG.standard_normal(SHAPE, dtype=np.float32)
-    module = import_onnx(model)
-    (want,) = run_module(module, [x])
-    kernel = compile_kernel(backend, module)
-    try:
-        (got,) = kernel([x])
-    finally:
-        kernel.release()
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    check_kernel(backend, main_of(import_onnx(model)), [x])
 
 
 @pytest.mark.parametrize("backend", ["tvm", "onnxruntime", "openvino"])
 def test_backend_tile_kernel_matches_interpreter(backend):
     x = RNG.standard_normal(SHAPE, dtype=np.float32)
-    module = import_onnx(tile())
-    kernel = compile_kernel(backend, module)
-    try:
-        (got,) = kernel([x])
-    finally:
-        kernel.release()
-    np.testing.assert_array_equal(got, run_module(module, [x])[0])
+    check_kernel(backend, main_of(import_onnx(tile())), [x], rtol=0, atol=0)  # exact
 
 
 @pytest.mark.parametrize("attrs, error", [

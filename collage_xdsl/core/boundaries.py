@@ -181,20 +181,40 @@ def plan_estimate(graph: DataflowGraph, kernels: Sequence, costs: TransitionCost
     if len(kernels) == 1 and graph.does_all_work(kernels[0].inside):
         return PlanEstimate(kernels[0].cost if kernels[0].cost is not None else 0.0,
                             0.0, 0.0, 0.0)
-    owner: dict[int, str] = {}
-    for k in kernels:
-        for v in bits(k.inside):
-            owner[v] = k.backend
-    boundaries = Boundaries(graph)
-    crossings = 0.0
-    for k in kernels:
-        ins, _ = boundaries.crossings(k.inside)
-        crossings += sum(costs.edge(owner.get(p), k.backend, n) for p, n in ins)
     return PlanEstimate(
         sum(k.cost for k in kernels if k.cost is not None),
         sum(costs.kernel(k.backend) for k in kernels),
-        crossings,
+        sum(c.seconds for c in plan_crossings(graph, kernels, costs)),
         costs.base if kernels else 0.0,
     )
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """The tensors a plan passes from kernels of one backend to kernels of another."""
+
+    source: str
+    target: str
+    tensors: int
+    seconds: float
+
+
+def plan_crossings(graph: DataflowGraph, kernels: Sequence, costs: TransitionCosts
+                   ) -> tuple[Crossing, ...]:
+    """Per (producing, consuming) backend pair of ``kernels`` (``.inside``, ``.backend``),
+    the tensors crossing between their kernels and what ``costs`` say they cost."""
+    owner = {i: k.backend for k in kernels for i in bits(k.inside)}
+    boundaries = Boundaries(graph)
+    found: dict[tuple[str, str], tuple[int, float]] = {}
+    for k in kernels:
+        ins, _ = boundaries.crossings(k.inside)
+        for producer, nbytes in ins:
+            source = owner.get(producer)
+            if source is None or source == k.backend:
+                continue
+            tensors, seconds = found.get((source, k.backend), (0, 0.0))
+            found[(source, k.backend)] = (tensors + 1,
+                                          seconds + costs.edge(source, k.backend, nbytes))
+    return tuple(Crossing(s, t, n, c) for (s, t), (n, c) in sorted(found.items()))
 
 

@@ -22,9 +22,10 @@ from typing import IO
 
 from collage_xdsl.core.boundaries import (
     NONE,
-    Boundaries,
+    Crossing,
     PlanEstimate,
     TransitionCosts,
+    plan_crossings,
     plan_estimate,
 )
 from collage_xdsl.core.candidates import CandidateKernel, node_name
@@ -55,16 +56,6 @@ class KernelReport:
     """The cheapest other cover of the same ops by the candidates (another backend, or a
     split into several kernels), e.g. `onnxruntime, 2 kernels`."""
     alternative_cost: float | None = None
-
-
-@dataclass(frozen=True)
-class Crossing:
-    """The tensors a plan passes from kernels of one backend to kernels of another."""
-
-    source: str
-    target: str
-    tensors: int
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -197,25 +188,6 @@ def best_alternative(graph: DataflowGraph, kernel: Kernel,
     return f"{backends}{split}", found.total.seconds
 
 
-def plan_crossings(graph: DataflowGraph, kernels: Sequence[Kernel],
-                   transitions: TransitionCosts) -> tuple[Crossing, ...]:
-    """Per (producing, consuming) backend pair, the tensors crossing between kernels and
-    what the boundary costs say they cost."""
-    owner = {i: k.backend for k in kernels for i in bits(k.inside)}
-    boundaries = Boundaries(graph)
-    found: dict[tuple[str, str], tuple[int, float]] = {}
-    for k in kernels:
-        ins, _ = boundaries.crossings(k.inside)
-        for producer, nbytes in ins:
-            source = owner.get(producer)
-            if source is None or source == k.backend:
-                continue
-            tensors, seconds = found.get((source, k.backend), (0, 0.0))
-            found[(source, k.backend)] = (tensors + 1, seconds + transitions.edge(
-                source, k.backend, nbytes))
-    return tuple(Crossing(s, t, n, c) for (s, t), (n, c) in sorted(found.items()))
-
-
 def _number(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
@@ -283,7 +255,8 @@ def to_json(reports: Sequence[FunctionReport]) -> dict:
     ]}
 
 
-def _seconds(x: float | None) -> str:
+def seconds_text(x: float | None) -> str:
+    """`1.2 ms`, `340 ns`, `0 s`; `unknown` for None or NaN, `invalid` for inf."""
     if x is None or math.isnan(x):
         return "unknown"
     if math.isinf(x):
@@ -295,7 +268,7 @@ def _seconds(x: float | None) -> str:
 
 
 def _signed(x: float) -> str:
-    return ("-" if x < 0 else "+") + _seconds(abs(x))
+    return ("-" if x < 0 else "+") + seconds_text(abs(x))
 
 
 def format_table(reports: Sequence[FunctionReport]) -> str:
@@ -303,9 +276,9 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
     for r in reports:
         lines.append(
             f"@{r.function}: {len(r.kernels)} kernel{'s' * (len(r.kernels) != 1)}, "
-            f"total {_seconds(r.total.seconds)}, "
+            f"total {seconds_text(r.total.seconds)}, "
             f"{r.candidates} candidates, {r.estimates} estimates, {r.cost_db_hits} cost-DB "
-            f"hits, search {_seconds(r.search_seconds)}"
+            f"hits, search {seconds_text(r.search_seconds)}"
         )
         if r.source != "search":
             lines.append(f"  plan: {r.source}")
@@ -315,11 +288,11 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
         e = r.estimate
         sequence = sum(k.sequence for k in r.kernels)
         of_which = f" (sequence costs {_signed(sequence)})" if sequence else ""
-        lines.append(f"  estimated run {_seconds(e.total)}: kernels {_seconds(e.kernels)}"
-                     f"{of_which}, launches {_seconds(e.launches)}, crossings "
-                     f"{_seconds(e.crossings)}, base {_seconds(e.base)}")
+        lines.append(f"  estimated run {seconds_text(e.total)}: kernels {seconds_text(e.kernels)}"
+                     f"{of_which}, launches {seconds_text(e.launches)}, crossings "
+                     f"{seconds_text(e.crossings)}, base {seconds_text(e.base)}")
         if r.alone:
-            parts = [f"{a.backend} {_seconds(a.total.seconds)}" if a.total is not None
+            parts = [f"{a.backend} {seconds_text(a.total.seconds)}" if a.total is not None
                      else f"{a.backend} no cover ({a.reason})" for a in r.alone]
             ratio, best = r.mixing_ratio(), r.cheapest_alone()
             mixed = "" if ratio is None or best is None else \
@@ -328,15 +301,15 @@ def format_table(reports: Sequence[FunctionReport]) -> str:
         if r.crossings:
             lines.append("  crossings: " + ", ".join(
                 f"{c.source} -> {c.target} {c.tensors} tensor{'s' * (c.tensors != 1)} "
-                f"{_seconds(c.seconds)}" for c in r.crossings))
+                f"{seconds_text(c.seconds)}" for c in r.crossings))
         lines.append(f"  {'backend':<12} {'cost':<12} {'best other':<24} label / ops")
         for k in r.kernels:
             other = "-" if k.best_other is None else \
-                f"{k.best_other} {_seconds(k.best_other_cost)}"
+                f"{k.best_other} {seconds_text(k.best_other_cost)}"
             sequence = f"; sequence cost {_signed(k.sequence)}" if k.sequence else ""
             alternative = "" if k.alternative is None else \
-                f"; next best cover: {k.alternative} {_seconds(k.alternative_cost)}"
-            lines.append(f"  {k.backend:<12} {_seconds(k.cost):<12} {other:<24} "
+                f"; next best cover: {k.alternative} {seconds_text(k.alternative_cost)}"
+            lines.append(f"  {k.backend:<12} {seconds_text(k.cost):<12} {other:<24} "
                          f"{k.label}: {', '.join(k.ops)}{sequence}{alternative}")
     return "\n".join(lines) + "\n"
 

@@ -10,26 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from html import escape
 
+from collage_xdsl.planner.explain import seconds_text
+
 STYLE = """body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;font-size:90%}
 th{background:#eee}.num{text-align:right}svg{max-width:100%;height:auto}"""
 
 
-def _seconds(x: float | None) -> str:
-    if x is None:
-        return "unknown"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if x >= scale:
-            return f"{x / scale:.3g} {unit}"
-    return f"{x / 1e-9:.3g} ns" if x else "0 s"
-
-
 def _function(f: dict, picture: str | None) -> list[str]:
     parts = [f"<h2>@{escape(f['function'])}</h2>",
              f"<p>{len(f['kernels'])} kernels, estimated run "
-             f"{_seconds(f['estimated_seconds'])}; {f['candidates']} candidates, search "
-             f"{_seconds(f['search_seconds'])}.</p>"]
-    alone = [escape(f"{a['backend']} {_seconds(a['total_cost'])}" if a["total_cost"] is not None
+             f"{seconds_text(f['estimated_seconds'])}; {f['candidates']} candidates, search "
+             f"{seconds_text(f['search_seconds'])}.</p>"]
+    alone = [escape(f"{a['backend']} {seconds_text(a['total_cost'])}" if a["total_cost"] is not None
                     else f"{a['backend']}: no cover") for a in f["alone"]]
     if alone:
         ratio = f["mixing_ratio"]
@@ -38,16 +31,16 @@ def _function(f: dict, picture: str | None) -> list[str]:
     if f["crossings"]:
         parts.append("<p>Boundaries crossed: " + ", ".join(
             f"{escape(c['from'])} &rarr; {escape(c['to'])}: {c['tensors']} tensor(s), "
-            f"{_seconds(c['cost'])}" for c in f["crossings"]) + ".</p>")
+            f"{seconds_text(c['cost'])}" for c in f["crossings"]) + ".</p>")
     rows = ["<tr><th>#</th><th>backend</th><th>cost</th><th>same ops elsewhere</th>"
             "<th>next best cover</th><th>label</th><th>ops</th></tr>"]
     for n, k in enumerate(f["kernels"]):
         other, alt = k["best_other"], k["alternative"]
-        other_text = "-" if other is None else f"{other['backend']} {_seconds(other['cost'])}"
-        alt_text = "-" if alt is None else f"{alt['cover']} {_seconds(alt['cost'])}"
+        other_text = "-" if other is None else f"{other['backend']} {seconds_text(other['cost'])}"
+        alt_text = "-" if alt is None else f"{alt['cover']} {seconds_text(alt['cost'])}"
         rows.append(
             f"<tr><td class=num>{n}</td><td>{escape(k['backend'])}</td>"
-            f"<td class=num>{_seconds(k['cost'])}</td><td>{escape(other_text)}</td>"
+            f"<td class=num>{seconds_text(k['cost'])}</td><td>{escape(other_text)}</td>"
             f"<td>{escape(alt_text)}</td><td>{escape(k['label'])}</td>"
             f"<td>{escape(', '.join(k['ops']))}</td></tr>")
     parts.append("<table>" + "".join(rows) + "</table>")

@@ -232,7 +232,7 @@ class _Planner:
                                       estimates=len(kernels) if estimated else 0,
                                       cost_db_hits=0, search_seconds=0.0,
                                       states_expanded=0, transitions=transitions,
-                                      sequence_of=lambda k: 0.0, source=self.source)
+                                      source=self.source)
         form_regions(graph, kernels)
         return FunctionPlan(name, kernels, report, None)
 
@@ -305,7 +305,6 @@ def partition(module: ModuleOp, options: PartitionOptions, *, explain: bool = Fa
     finally:
         planner.close()
     if options.save_plan:
-        write_plan(options.save_plan, plan_json({p.function: p.kernels for p in plans},
-                                                options.backends))
+        write_plan(options.save_plan, plan_json(plans, options.backends))
     return plans
 

@@ -61,5 +61,5 @@ class PlanKey:
     def keep(self, db: CostDatabase, plans: Sequence) -> None:
         """Keep the final `plans` (`FunctionPlan`s) with their kernels' costs."""
         db.put_plan(self.model, self.options, self.versions, {
-            "plan": plan_json({p.function: p.kernels for p in plans}, list(self.versions)),
+            "plan": plan_json(plans, list(self.versions)),
             "costs": {p.function: [k.cost for k in p.kernels] for p in plans}})

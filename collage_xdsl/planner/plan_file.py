@@ -1,6 +1,6 @@
 """Plans as files: a placement saved as JSON, edited by hand and followed instead of a search.
 
-    write_plan("plan.json", plan_json({"main": kernels}, backends))  # explain --save-plan
+    write_plan("plan.json", plan_json(plans, backends))      # collage explain --save-plan
     kernels = plan_kernels(graph, read_plan("plan.json"), specs)   # collage compile --plan
 
 One entry per op of a kernel, keyed by the op's node name (the ONNX node's, `%conv.2` in
@@ -74,11 +74,11 @@ def function_entries(kernels: Sequence[Kernel]) -> list[dict]:
     return entries
 
 
-def plan_json(functions: Mapping[str, Sequence[Kernel]], backends: Sequence[str]) -> dict:
-    """The plan file of partitioned functions (name -> final kernels)."""
+def plan_json(plans: Sequence, backends: Sequence[str]) -> dict:
+    """The plan file of partitioned functions (`FunctionPlan`s: `.function`, the final
+    `.kernels`)."""
     return {"format": FORMAT, "version": VERSION, "backends": list(backends),
-            "functions": {name: function_entries(kernels)
-                          for name, kernels in functions.items()}}
+            "functions": {p.function: function_entries(p.kernels) for p in plans}}
 
 
 def format_plan(plan: dict) -> str:
@@ -137,7 +137,8 @@ def plan_kernels(graph: DataflowGraph, plan: dict, specs: Sequence[PartitionSpec
     if entries is None:
         raise PlanFileError(f"{plan['path']}: no plan for @{function}")
     problems: list[str] = []
-    by_key = {key: i for i, key in node_keys(graph).items()}
+    keys = node_keys(graph)
+    by_key = {key: i for i, key in keys.items()}
     kernels = _group(entries, by_key, problems)
     placed = {i for _, nodes in kernels.values() for i in nodes}
     problems += [f"{describe_key(key)} is not placed" for key, i in by_key.items()
@@ -145,7 +146,7 @@ def plan_kernels(graph: DataflowGraph, plan: dict, specs: Sequence[PartitionSpec
     backends = [s.backend for s in specs if s.backend is not None]
     space = MoveSpace(graph, backends, configs, constraints.allowed(graph, specs),
                       constraints.min_kernel_ops)
-    found = [_kernel(graph, space, k, backend, nodes, problems)
+    found = [_kernel(graph, space, keys, k, backend, nodes, problems)
              for k, (backend, nodes) in sorted(kernels.items())]
     if not problems and not space.acyclic(found):
         problems.append("the kernels depend on each other in a cycle: no order runs them")
@@ -181,8 +182,8 @@ def _group(entries: Sequence[Mapping], by_key: Mapping[NodeKey, int], problems: 
     return kernels
 
 
-def _kernel(graph: DataflowGraph, space: MoveSpace, k: int, backend: str, nodes: list[int],
-            problems: list[str]) -> Kernel:
+def _kernel(graph: DataflowGraph, space: MoveSpace, keys: Mapping[int, NodeKey], k: int,
+            backend: str, nodes: list[int], problems: list[str]) -> Kernel:
     """Kernel `k` of the plan; what keeps its backend from running it is a problem."""
     inside = 0
     for i in nodes:
@@ -198,7 +199,7 @@ def _kernel(graph: DataflowGraph, space: MoveSpace, k: int, backend: str, nodes:
         sub.why_invalid(config) if config is not None else
         None if len(nodes) == 1 else f"{backend} does not fuse: one op per kernel")
     if refused:
-        node = describe_key(node_keys(graph)[refused[0]])
+        node = describe_key(keys[refused[0]])
         problems.append(f"kernel {k}: {backend} cannot run {node} (unsupported, or the "
                         "constraints forbid it)")
     elif why is not None:

@@ -17,6 +17,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "collage-fold-batch-norm": ("fold_batch_norm", "CollageFoldBatchNormPass"),
     "collage-fold-constants": ("fold_constants", "CollageFoldConstantsPass"),
     "collage-composite-patterns": ("composite_patterns", "CollageCompositePatternsPass"),
+    "collage-lower-linalg": ("lower_linalg", "CollageLowerLinalgPass"),
 }
 
 

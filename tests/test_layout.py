@@ -15,7 +15,7 @@ SOURCES = {"collage_xdsl": ROOT / "collage_xdsl", "collage_xdsl.dialects": ROOT 
            "collage_xdsl.passes": ROOT / "passes"}
 
 LAYERS = {
-    "dialects": 0, "errors": 1, "cache": 1, "ir": 2, "core": 3, "frontend": 3, "rewrite": 4,
+    "dialects": 0, "errors": 1, "cache": 1, "ir": 2, "core": 3, "frontend": 3, "linalg": 3, "rewrite": 4,
     "backends": 4,
     "measure": 5, "baselines": 5, "runtime": 6, "refine": 7, "planner": 8, "passes": 9,
     "tools": 10, "universe": 10,

@@ -6,7 +6,8 @@
 
 Single backends run in their best whole-model configuration (as `collage bench` runs them):
 `onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
-CPU in f32, `tvm` our lowering of the whole model as one Relax module, fused by TVM
+CPU in f32, `iree` the whole model lowered to linalg and compiled by IREE for the host CPU
+(`docs/mlir.md`), `tvm` our lowering of the whole model as one Relax module, fused by TVM
 (`collage-assign{backend=tvm fusion=whole}`; one module per FuseOps group took 5-70%
 longer), through the runtime. `pf-<backend>` is the greedy BYOC baseline
 (`collage-partition-for{backend=...}`, then `collage-outline`) through the runtime;
@@ -42,7 +43,7 @@ from collage_xdsl.tools.model import LoadedModel
 
 Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
-SINGLES = ("onnxruntime", "openvino", "tvm")
+SINGLES = ("onnxruntime", "openvino", "tvm", "iree")
 BASELINES = ("pf-onnxruntime", "pf-openvino")
 COLLAGE = ("collage-search", "collage")
 PAIRS = {"collage-tvm+onnxruntime": "pf-onnxruntime", "collage-tvm+openvino": "pf-openvino"}

@@ -22,7 +22,7 @@ Per model:
    (`replan`): the plan the database keeps for the model is not followed.
 2. Configurations (`benchmarks/bench_configs.py`), all with one `ThreadPolicy`
    (`--threads`; ONNX Runtime's threads spin in a run and stop when it returns):
-   `onnxruntime`, `openvino` and `tvm` alone
+   `onnxruntime`, `openvino`, `tvm` and `iree` alone
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,

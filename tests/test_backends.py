@@ -168,7 +168,7 @@ def test_bad_backend_options_text_is_an_error(text, message):
     ("tvm", {"trials": "many"}, "backend 'tvm': option trials must be a number, got 'many'"),
     ("tvm", {"tunes": "x"}, "backend 'tvm': unknown option 'tunes' \\(options: tune, trials, db\\)"),
     ("onnxruntime", {"threads": "2"}, "backend 'onnxruntime' takes no options, got threads"),
-    ("nosuch", {}, "unknown backend 'nosuch'; available: onnxruntime, openvino, test, tvm"),
+    ("nosuch", {}, "unknown backend 'nosuch'; available: iree, onnxruntime, openvino, test, tvm"),
 ])
 def test_bad_backend_options_are_errors_naming_the_backend(name, options, message):
     with pytest.raises(CollageError, match=message):

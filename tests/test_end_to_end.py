@@ -195,7 +195,7 @@ def test_measured_compile_reuses_the_cost_database(example_file, tmp_path, capsy
 @pytest.mark.parametrize("args, message", [
     (["compile", "missing.onnx", "-o", "out"], "missing.onnx: no such file"),
     (["compile", "{mlp}", "--backends", "tvm,cuda", "-o", "out"],
-     "--backends: unknown backend 'cuda' (runnable backends: onnxruntime, openvino, tvm)"),
+     "--backends: unknown backend 'cuda' (runnable backends: iree, onnxruntime, openvino, tvm)"),
     (["explain", "{mlp}", "--backends", "tvm,tvm"], "names a backend twice"),
     (["explain", "{mlp}", "--estimator", "mock", "--cost-db", "x.sqlite"],
      "--cost-db keeps measured costs; it needs --estimator measured"),

@@ -3,7 +3,7 @@
 // RUN: not collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=relu,frobnicate"}' 2>&1 | filecheck %s --check-prefix=BADOP
 // RUN: not collage-opt %s -p 'collage-candidates{backends=test backend-options="test: ops=relu fusion=greedy"}' 2>&1 | filecheck %s --check-prefix=BADSTYLE
 
-// UNKNOWN: unknown backend 'nope'; available: onnxruntime, openvino, test, tvm
+// UNKNOWN: unknown backend 'nope'; available: iree, onnxruntime, openvino, test, tvm
 // BADOP: test backend: unknown op 'frobnicate'
 // BADSTYLE: test backend: unknown fusion style 'greedy' (none, tvm or arbitrary)
 func.func @half(%x: tensor<2x4xf16>) -> tensor<2x4xf16> {

@@ -37,7 +37,7 @@
 
 // KEY: fusion spec {{.*}}key.toml: [test] fuse: unknown key (keys: mode, ops, kinds, exclude, where, conditions, patterns, fusion, max_depth)
 // PATTERN: fusion spec {{.*}}pattern.toml: [test] patterns.cr: unknown op 'frob' (known:
-// BACKEND: fusion spec {{.*}}backend.toml: [tensorrt]: unknown backend 'tensorrt' (available: onnxruntime, openvino, test, tvm)
+// BACKEND: fusion spec {{.*}}backend.toml: [tensorrt]: unknown backend 'tensorrt' (available: iree, onnxruntime, openvino, test, tvm)
 // MISSING: fusion spec {{.*}}missing.toml: cannot read it: No such file or directory
 func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32> {
   %w = collage.constant dense<1.0> : tensor<2x2x1x1xf32>

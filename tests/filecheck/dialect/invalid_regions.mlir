@@ -136,7 +136,7 @@ func.func @kernel(%x: tensor<4xf32>) -> tensor<4xf32> {
 // kernel of a backend that is not registered
 // CHECK:      %r = "collage.kernel"(%x)
 // CHECK-NEXT: ^^^
-// CHECK-NEXT: | Operation does not verify: collage.kernel names unknown backend 'cuda' (registered: onnxruntime, openvino, test, tvm)
+// CHECK-NEXT: | Operation does not verify: collage.kernel names unknown backend 'cuda' (registered: iree, onnxruntime, openvino, test, tvm)
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = collage.kernel "cuda"(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):

@@ -5,7 +5,7 @@
 // RUN: not collage-opt %s -p 'collage-refine{backends=tvm,cuda budget=5 scorer=mock}' 2>&1 | filecheck %s --check-prefix=BACKEND
 
 // SCORER: error: {{.*}}errors.mlir: collage-refine: unknown scorer 'guess' (measured or mock)
-// MEASURED: error: {{.*}}errors.mlir: collage-refine: scorer=measured runs every kernel; backend 'test' has no codegen hook (hooks exist for onnxruntime, openvino, tvm); use scorer=mock for toy backends
+// MEASURED: error: {{.*}}errors.mlir: collage-refine: scorer=measured runs every kernel; backend 'test' has no codegen hook (hooks exist for iree, onnxruntime, openvino, tvm); use scorer=mock for toy backends
 // BACKEND: error: {{.*}}errors.mlir: unknown backend 'cuda'
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = collage.relu %x : tensor<4xf32>

@@ -176,7 +176,7 @@ def test_bad_backend_options_are_errors_naming_the_backend(name, options, messag
 
 
 def test_only_backends_with_a_codegen_hook_run_kernels():
-    assert runnable_backends() == ["onnxruntime", "openvino", "tvm"]
+    assert runnable_backends() == ["iree", "onnxruntime", "openvino", "tvm"]
     assert not get_backend("test").can_compile
     with pytest.raises(KernelCompileError, match="backend 'test' has no codegen"):
         get_backend("test", ops="relu").compile(unary("relu"))

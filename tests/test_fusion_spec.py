@@ -202,7 +202,7 @@ ERRORS = [
     ('[tvm]\nops = ["relu"]\nconditions = { add = {} }',
      r"\[tvm\] conditions.add: the section does not offer this op"),
     ('[tvm]\nmode = "replace"\nfusion = "none"', r"\[tvm\] mode: replace offers no op"),
-    ('[nope]\nops = ["relu"]', r"\[nope\]: unknown backend 'nope' \(available: onnxruntime"),
+    ('[nope]\nops = ["relu"]', r"\[nope\]: unknown backend 'nope' \(available: iree, onnxruntime"),
     ('fusion = "none"', r"spec.toml: fusion: expected a \[backend\] section"),
     ('[tvm\nops = 1', r"spec.toml: not valid TOML"),
 ]

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -58,6 +58,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -1586,6 +1587,22 @@ class RegionOp(IRDLOperation, ABC):
                 f"yielded types ({', '.join(map(str, yielded))}) do not match the result "
                 f"types ({', '.join(map(str, out_types))})"
             )
+
+    def inline(self) -> list[Operation]:
+        """Move the body before this op, its arguments bound to `inputs`, and replace the
+        op's results with what the body yields; the op is erased. Returns the moved ops in
+        order, the terminator left out."""
+        block = self.body.block
+        terminator = block.last_op
+        assert terminator is not None
+        values = list(terminator.operands)
+        body = [op for op in block.ops if op is not terminator]
+        Rewriter.inline_block(block, InsertPoint.before(self), list(self.inputs))
+        for result, value in zip(self.results, values):
+            result.replace_all_uses_with(value)
+        Rewriter.erase_op(terminator)
+        Rewriter.erase_op(self)
+        return body
 
 
 BACKEND_ENTRY_POINTS = "collage_xdsl.backends"

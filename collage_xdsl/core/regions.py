@@ -309,17 +309,8 @@ def recover_kernels(func: FuncOp) -> tuple[DataflowGraph, list[Kernel]]:
 
 def _inline(region_op: RegionOp) -> _Region:
     """Move the body of `region_op` before it, in its place; the op is erased."""
-    block = region_op.body.block
-    terminator = block.last_op
-    assert terminator is not None
-    values = list(terminator.operands)
-    body = [op for op in block.ops if op is not terminator]
-    Rewriter.inline_block(block, InsertPoint.before(region_op), list(region_op.inputs))
-    for result, value in zip(region_op.results, values):
-        result.replace_all_uses_with(value)
-    Rewriter.erase_op(terminator)
     label = region_op.label.data if region_op.label is not None else ""  # type: ignore
-    Rewriter.erase_op(region_op)
+    body = region_op.inline()
     ops: list[Operation] = []
     nested: list[_Region] = []
     for op in body:

@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
 from xdsl.printer import Printer
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 
 import collage_xdsl.linalg.contraction  # noqa: F401 (registers its lowerings)
 import collage_xdsl.linalg.elementwise  # noqa: F401
@@ -74,15 +74,7 @@ def _describe(op: Operation) -> str:
 def _inline_composites(func: FuncOp) -> None:
     """Each `collage.composite` replaced by the ops of its body."""
     for op in [o for o in func.walk() if isinstance(o, C.CompositeOp)]:
-        block = op.body.block
-        for arg, value in zip(block.args, op.operands):
-            arg.replace_by(value)
-        terminator = block.last_op
-        assert isinstance(terminator, C.YieldOp)
-        results = list(terminator.operands)
-        Rewriter.erase_op(terminator)
-        Rewriter.inline_block(block, InsertPoint.before(op))
-        Rewriter.replace_op(op, [], results)
+        op.inline()
 
 
 def _forward_projections(func: FuncOp) -> None:
@@ -152,6 +144,3 @@ def mlir_text(module: ModuleOp, generic: bool = True) -> str:
     out.write("\n")
     return out.getvalue()
 
-
-__all__ = ["LoweringError", "LoweringReport", "lower_to_linalg", "lowered_op_names",
-           "mlir_text"]

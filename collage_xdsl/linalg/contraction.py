@@ -44,17 +44,13 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AnyFloat,
-    ArrayAttr,
     DenseIntElementsAttr,
     IndexType,
-    IntegerAttr,
     TensorType,
     i64,
 )
 from xdsl.dialects.linalg.ops import Conv2DNchwFchwOp, Conv2DNgchwGfchwOp, MatmulOp
 from xdsl.dialects.tensor import (
-    CollapseShapeOp,
-    ExpandShapeOp,
     ExtractOp,
     ExtractSliceOp,
     InsertSliceOp,
@@ -70,8 +66,10 @@ from collage_xdsl.linalg.emit import (
     Body,
     Emitter,
     affine_map,
+    broadcast_exprs,
     dims,
     lowers,
+    tensor_of,
 )
 from collage_xdsl.linalg.windows import pad, window_pads
 
@@ -86,8 +84,7 @@ def _multiply_add(b: Body, a: Sequence[SSAValue]) -> list[SSAValue]:
 def matmul(e: Emitter, op: C.MatmulOp, x: SSAValue, w: SSAValue) -> list[SSAValue]:
     """numpy's matmul: 2-D as `linalg.matmul`; batched (leading dimensions broadcast, a
     1-D operand promoted) as a generic over the output's dimensions and the shared one."""
-    out = op.results[0].type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.results[0])
     acc = e.filled(out, 0)
     xs, ws, os = shape_of(x.type), shape_of(w.type), shape_of(out)
     if len(xs) == 2 and len(ws) == 2:
@@ -96,19 +93,11 @@ def matmul(e: Emitter, op: C.MatmulOp, x: SSAValue, w: SSAValue) -> list[SSAValu
     loops = dims(rank)
     k = loops[-1]
     batch = len(os) - (len(xs) >= 2) - (len(ws) >= 2)
-    if len(xs) == 1:
-        x_map = [k]
-    else:
-        lead = [0 if s == 1 and os[batch - len(xs) + 2 + i] != 1 else loops[batch - len(xs) + 2 + i]
-                for i, s in enumerate(xs[:-2])]
-        x_map = [*lead, loops[batch], k]
-    if len(ws) == 1:
-        w_map = [k]
-    else:
-        n = loops[len(os) - 1]
-        lead = [0 if s == 1 and os[batch - len(ws) + 2 + i] != 1 else loops[batch - len(ws) + 2 + i]
-                for i, s in enumerate(ws[:-2])]
-        w_map = [*lead, k, n]
+    lead = loops[:batch]
+    x_map = [k] if len(xs) == 1 else [*broadcast_exprs(xs[:-2], os[:batch], lead),
+                                      loops[batch], k]
+    w_map = [k] if len(ws) == 1 else [*broadcast_exprs(ws[:-2], os[:batch], lead),
+                                      k, loops[len(os) - 1]]
     maps = [affine_map(rank, x_map), affine_map(rank, w_map), affine_map(rank, loops[:-1])]
     return [e.generic([x, w], acc, maps, [PARALLEL] * len(os) + [REDUCTION], _multiply_add)]
 
@@ -118,19 +107,13 @@ def _ints_attr(values: Sequence[int]) -> DenseIntElementsAttr:
     return DenseIntElementsAttr.from_list(TensorType(i64, [len(values)]), list(values))
 
 
-def _groups(*groups: list[int]) -> ArrayAttr:
-    """A reassociation: the source dimensions each result dimension gathers."""
-    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
-
-
 def _split_dim(e: Emitter, x: SSAValue, dim: int, parts: int) -> SSAValue:
     """``x`` (rank 4) with dimension ``dim`` split into ``parts`` x the rest
     (`tensor.expand_shape`)."""
     shape = list(shape_of(x.type))
     shape[dim : dim + 1] = [parts, shape[dim] // parts]
     groups = [[i] for i in range(dim)] + [[dim, dim + 1]] + [[i + 1] for i in range(dim + 1, 4)]
-    t = TensorType(x.type.get_element_type(), shape)
-    return e.insert(ExpandShapeOp(x, [], _groups(*groups), shape, t)).results[0]
+    return e.expand(x, groups, TensorType(tensor_of(x).get_element_type(), shape))
 
 
 def _grouped_conv(e: Emitter, x: SSAValue, w: SSAValue, out: TensorType,
@@ -146,16 +129,13 @@ def _grouped_conv(e: Emitter, x: SSAValue, w: SSAValue, out: TensorType,
     split = TensorType(out.get_element_type(), [n, group, o // group, oh, ow])
     conv = Conv2DNgchwGfchwOp((_split_dim(e, x, 1, group), _split_dim(e, w, 0, group)),
                               (e.filled(split, 0),), (split,), **attrs)
-    collapse = CollapseShapeOp(operands=[e.insert(conv).results[0]], result_types=[out],
-                               properties={"reassociation": _groups([0], [1, 2], [3], [4])})
-    return e.insert(collapse).results[0]
+    return e.collapse(e.insert(conv).results[0], [[0], [1, 2], [3], [4]], out)
 
 
 @lowers(C.Conv2dOp)
 def conv2d(e: Emitter, op: C.Conv2dOp, x: SSAValue, w: SSAValue) -> list[SSAValue]:
     """``x`` zero-padded, then the named convolution of its groups."""
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     strides, dilations = get_ints(op.strides), get_ints(op.dilations)
     low, high = window_pads(x, get_ints(op.pads), shape_of(w.type)[2:], strides, dilations,
                             shape_of(out)[2:])
@@ -191,8 +171,7 @@ def conv_transpose2d(e: Emitter, op: C.ConvTranspose2dOp, x: SSAValue, w: SSAVal
     """``x`` spread ``stride`` apart into zeros framed by ``dilation * (k - 1)`` (plus
     ``output_padding`` at the end), cropped to start ``pads`` cells in, then convolved
     with stride 1 and the flipped weight."""
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     strides, dilations = get_ints(op.strides), get_ints(op.dilations)
     pads, extra = get_ints(op.pads), get_ints(op.output_padding)
     group = get_int(op.group, 1)

@@ -24,12 +24,18 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, IntegerType, TensorType
+from xdsl.dialects.builtin import AnyFloat, IntegerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_float
-from collage_xdsl.linalg.emit import Body, Emitter, LoweringError, lowers
+from collage_xdsl.linalg.emit import (
+    Body,
+    Emitter,
+    LoweringError,
+    lowers,
+    tensor_of,
+)
 
 Scalar = Callable[[Body, Sequence[SSAValue], Attribute], SSAValue]
 """The scalar body: the builder, the element values, the element type."""
@@ -37,8 +43,7 @@ Scalar = Callable[[Body, Sequence[SSAValue], Attribute], SSAValue]
 
 def _elementwise(e: Emitter, op: Operation, inputs: Sequence[SSAValue], scalar: Scalar
                  ) -> list[SSAValue]:
-    out = op.results[0].type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.results[0])
     element = inputs[0].type.get_element_type()
     return [e.map(out, inputs, lambda b, args: [scalar(b, args, element)])]
 
@@ -94,8 +99,7 @@ def compare(e: Emitter, op: Operation, x: SSAValue, y: SSAValue) -> list[SSAValu
 @lowers(C.WhereOp)
 def where(e: Emitter, op: C.WhereOp, cond: SSAValue, x: SSAValue, y: SSAValue
           ) -> list[SSAValue]:
-    out = op.results[0].type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.results[0])
     return [e.map(out, [cond, x, y], lambda b, a: [b.op(arith.SelectOp, a[0], a[1], a[2])])]
 
 
@@ -246,7 +250,6 @@ def _convert(b: Body, x: SSAValue, source: Attribute, target: Attribute) -> SSAV
 
 @lowers(C.CastOp)
 def cast(e: Emitter, op: C.CastOp, x: SSAValue) -> list[SSAValue]:
-    out = op.results[0].type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.results[0])
     source, target = x.type.get_element_type(), out.get_element_type()
     return [e.map(out, [x], lambda b, a: [_convert(b, a[0], source, target)])]

@@ -3,7 +3,8 @@ lowerings write with, and the registry they join.
 
     @lowers(C.ReluOp)
     def relu(e: Emitter, op: C.ReluOp, x: SSAValue) -> list[SSAValue]:
-        return [e.map(op.output.type, [x], lambda b, a: [b.max(a, b.fconst(0.0))])]
+        return [e.map(op.output.type, [x],
+                      lambda b, a: [b.op(arith.MaximumfOp, a[0], b.fconst(0.0, f32))])]
 
 An emitter inserts before the op it lowers; what it builds is on tensors only
 (`tensor.empty` as the destination of every `linalg` op), so the result stays in value
@@ -20,6 +21,7 @@ from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
@@ -27,9 +29,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    i64,
 )
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
 from xdsl.dialects.linalg.ops import FillOp, GenericOp, IndexOp, YieldOp
+from xdsl.dialects.tensor import CollapseShapeOp, ExpandShapeOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import InsertPoint
@@ -76,14 +80,32 @@ def affine_map(n_dims: int, results: Sequence[AffineExpr | int]) -> AffineMapAtt
     return AffineMapAttr(AffineMap(n_dims, 0, tuple(exprs)))
 
 
+def broadcast_exprs(shape: Sequence[int], out_shape: Sequence[int],
+                    loops: Sequence[AffineExpr]) -> list[AffineExpr | int]:
+    """Where a ``shape`` operand numpy-broadcast to ``out_shape`` (whose dimensions the
+    ``loops`` iterate) is read: leading dimensions dropped, size-1 dimensions at 0."""
+    offset = len(out_shape) - len(shape)
+    return [0 if size == 1 and out_shape[offset + i] != 1 else loops[offset + i]
+            for i, size in enumerate(shape)]
+
+
 def broadcast_map(shape: Sequence[int], out_shape: Sequence[int]) -> AffineMapAttr:
-    """The map reading a ``shape`` operand numpy-broadcast to ``out_shape``: leading
-    dimensions dropped, size-1 dimensions read at 0."""
+    """The map reading a ``shape`` operand numpy-broadcast to ``out_shape``."""
     rank = len(out_shape)
-    offset = rank - len(shape)
-    loops = dims(rank)
-    return affine_map(rank, [0 if size == 1 and out_shape[offset + i] != 1 else loops[offset + i]
-                             for i, size in enumerate(shape)])
+    return affine_map(rank, broadcast_exprs(shape, out_shape, dims(rank)))
+
+
+def tensor_of(value: SSAValue) -> TensorType:
+    """``value``'s type, a tensor (every value a lowering reads or writes is one)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def reassociation(groups: Sequence[Sequence[int]]) -> ArrayAttr:
+    """A `tensor.collapse_shape` / `expand_shape` reassociation: per dimension of the
+    lower-rank side, the dimensions of the higher-rank side it gathers."""
+    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
 
 
 PARALLEL = IteratorTypeAttr.parallel()
@@ -116,7 +138,6 @@ class Emitter:
     results with the values a lowering returns."""
 
     def __init__(self, op: Operation):
-        self.op = op
         self.builder = Builder(InsertPoint.before(op))
 
     def insert(self, op: Operation) -> Operation:
@@ -148,6 +169,19 @@ class Emitter:
         assert isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr)
         return self.insert(arith.ConstantOp(value, value.type)).result
 
+    def collapse(self, x: SSAValue, groups: Sequence[Sequence[int]], out: TensorType
+                 ) -> SSAValue:
+        """``x`` as ``out`` by `tensor.collapse_shape` with the reassociation ``groups``."""
+        return self.insert(CollapseShapeOp(
+            operands=[x], result_types=[out],
+            properties={"reassociation": reassociation(groups)})).results[0]
+
+    def expand(self, x: SSAValue, groups: Sequence[Sequence[int]], out: TensorType
+               ) -> SSAValue:
+        """``x`` as ``out`` by `tensor.expand_shape` with the reassociation ``groups``."""
+        return self.insert(ExpandShapeOp(x, [], reassociation(groups), shape_of(out),
+                                         out)).results[0]
+
     def generic(
         self,
         inputs: Sequence[SSAValue],
@@ -160,8 +194,7 @@ class Emitter:
         a value: an initialised accumulator); ``body(b, args)`` returns the yielded scalar.
         ``maps`` has one map per input, then the output's."""
         init = self.empty(out) if isinstance(out, TensorType) else out
-        out_type = init.type
-        assert isinstance(out_type, TensorType)
+        out_type = tensor_of(init)
         elements = [_element(v.type) for v in (*inputs, init)]
         block = Block(arg_types=elements)
         b = Body(InsertPoint.at_end(block))

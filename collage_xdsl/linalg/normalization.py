@@ -76,6 +76,7 @@ from collage_xdsl.linalg.emit import (
     dims,
     is_float,
     lowers,
+    tensor_of,
 )
 from collage_xdsl.linalg.shapes import reshape_to
 
@@ -107,8 +108,7 @@ def _pointwise(e: Emitter, x: SSAValue, stats: Sequence[SSAValue], axes: Sequenc
                body: BodyFn, extra: Sequence[tuple[SSAValue, AffineMapAttr]] = ()) -> SSAValue:
     """A parallel generic over ``x``'s loops into a tensor of ``x``'s type, reading ``x``,
     the ``stats`` reduced over ``axes`` and the ``extra`` operands with their maps."""
-    t = x.type
-    assert isinstance(t, TensorType)
+    t = tensor_of(x)
     rank = len(shape_of(t))
     identity = affine_map(rank, dims(rank))
     maps = [identity, *[_reduced_map(rank, axes, False)] * len(stats), *[m for _, m in extra],
@@ -134,8 +134,7 @@ def _add(b: Body, x: SSAValue, y: SSAValue) -> SSAValue:
 @lowers(C.SoftmaxOp)
 def softmax(e: Emitter, op: C.SoftmaxOp, x: SSAValue) -> list[SSAValue]:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``."""
-    t = x.type
-    assert isinstance(t, TensorType)
+    t = tensor_of(x)
     axes = (get_int(op.axis, -1) % len(shape_of(t)),)
     stats = _reduced_type(t, axes)
 
@@ -156,8 +155,7 @@ def _normalize(e: Emitter, x: SSAValue, start: int, epsilon: float,
     """``(x - mean) / sqrt(var + epsilon) * scale + bias`` with the statistics over the
     dimensions ``start..`` of ``x``: a sum, a sum of squared deviations, then one
     parallel generic."""
-    t = x.type
-    assert isinstance(t, TensorType)
+    t = tensor_of(x)
     shape = shape_of(t)
     axes = tuple(range(start, len(shape)))
     stats = _reduced_type(t, axes)
@@ -200,8 +198,7 @@ def channel_norm(e: Emitter, op: C.ChannelNormOp, x: SSAValue, scale: SSAValue,
     """Statistics per sample and group: with several channels per group, ``x`` is
     reshaped N x C x ... -> N x G x C/G x ... (and scale and bias C -> G x C/G) around
     the normalization so that a group's elements are its trailing dimensions."""
-    t = x.type
-    assert isinstance(t, TensorType)
+    t = tensor_of(x)
     shape = shape_of(t)
     groups = op.groups()
     per_group = shape[1] // groups
@@ -247,8 +244,7 @@ _COMBINE = {
 def reduce(e: Emitter, op: C.ReduceOp, x: SSAValue) -> list[SSAValue]:
     """One reduction generic into the result's shape; reduce_mean then divides by the
     element count and reduce_l2 (a sum of squares) takes the square root."""
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     axes, keepdims = op.reduced_axes(), get_bool(op.keepdims, True)
     element = out.get_element_type()
     floating = is_float(element)
@@ -280,9 +276,7 @@ def reduce(e: Emitter, op: C.ReduceOp, x: SSAValue) -> list[SSAValue]:
 def argmax(e: Emitter, op: C.ArgMaxOp, x: SSAValue) -> list[SSAValue]:
     """The maximum along ``axis`` (a reduction), then the least index holding it (a
     second reduction, `linalg.index` along the axis, starting from the axis' size)."""
-    t = x.type
-    out = op.output.type
-    assert isinstance(t, TensorType) and isinstance(out, TensorType)
+    t, out = tensor_of(x), tensor_of(op.output)
     shape = shape_of(t)
     axes = (get_int(op.axis, 0) % len(shape),)
     keepdims = get_bool(op.keepdims, True)

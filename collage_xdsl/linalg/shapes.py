@@ -38,7 +38,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, tensor
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, TensorType, TupleType, i64
+from xdsl.dialects.builtin import IndexType, TensorType, TupleType
 from xdsl.dialects.linalg.ops import TransposeOp
 from xdsl.ir import SSAValue
 
@@ -53,6 +53,7 @@ from collage_xdsl.linalg.emit import (
     affine_map,
     dims,
     lowers,
+    tensor_of,
 )
 
 
@@ -62,46 +63,30 @@ def constant(e: Emitter, op: C.ConstantOp) -> list[SSAValue]:
     return [e.constant(constant_array(op), key)]
 
 
-def _groups(*groups: list[int]) -> ArrayAttr:
-    return ArrayAttr([ArrayAttr([IntegerAttr(i, i64) for i in g]) for g in groups])
-
-
 def reshape_to(e: Emitter, x: SSAValue, out: TensorType) -> SSAValue:
     """``x`` with the shape of ``out``: collapsed to 1-D, then expanded (either step is
     left out where it would be the identity)."""
-    source = x.type
-    assert isinstance(source, TensorType)
+    source = tensor_of(x)
     if shape_of(source) == shape_of(out):
         return x
     size = math.prod(shape_of(out))
     flat = TensorType(out.get_element_type(), [size])
     if len(shape_of(source)) != 1:
-        x = e.insert(tensor.CollapseShapeOp(
-            operands=[x], result_types=[flat],
-            properties={"reassociation": _groups(list(range(len(shape_of(source)))))},
-        )).results[0]
+        x = e.collapse(x, [range(len(shape_of(source)))], flat)
     if len(shape_of(out)) == 1:
         return x
-    return e.insert(tensor.ExpandShapeOp(
-        x, [], _groups(list(range(len(shape_of(out))))), shape_of(out), out)).results[0]
+    return e.expand(x, [range(len(shape_of(out)))], out)
 
 
 @lowers(C.ReshapeOp)
 def reshape(e: Emitter, op: C.ReshapeOp, x: SSAValue) -> list[SSAValue]:
-    out = op.results[0].type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.results[0])
     return [reshape_to(e, x, out)]
-
-
-def _type(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
 
 
 @lowers(C.TransposeOp)
 def transpose(e: Emitter, op: C.TransposeOp, x: SSAValue) -> list[SSAValue]:
-    out = _type(op.output)
+    out = tensor_of(op.output)
     return [e.insert(TransposeOp(x, e.empty(out), ints(get_ints(op.perm)), out)).results[0]]
 
 
@@ -109,7 +94,7 @@ def transpose(e: Emitter, op: C.TransposeOp, x: SSAValue) -> list[SSAValue]:
 def concat(e: Emitter, op: C.ConcatOp, *inputs: SSAValue) -> list[SSAValue]:
     if any(isinstance(x.type, TupleType) for x in inputs):
         raise LoweringError(f"{op.name}: a tuple operand has no lowering")
-    out = _type(op.output)
+    out = tensor_of(op.output)
     axis = get_int(op.axis, 0) % len(shape_of(out))
     return [e.insert(tensor.ConcatOp(list(inputs), axis, out)).result]
 
@@ -118,7 +103,7 @@ def _extract(e: Emitter, x: SSAValue, offsets: Sequence[int], sizes: Sequence[in
              strides: Sequence[int]) -> SSAValue:
     """``tensor.extract_slice`` of ``x``; ``x`` itself when the slice is all of it."""
     if (not any(offsets) and all(s == 1 for s in strides)
-            and list(sizes) == list(shape_of(_type(x)))):
+            and list(sizes) == list(shape_of(tensor_of(x)))):
         return x
     return e.insert(tensor.ExtractSliceOp.from_static_parameters(
         x, offsets, sizes, strides)).results[0]
@@ -126,11 +111,11 @@ def _extract(e: Emitter, x: SSAValue, offsets: Sequence[int], sizes: Sequence[in
 
 @lowers(C.SplitOp)
 def split(e: Emitter, op: C.SplitOp, x: SSAValue) -> list[SSAValue]:
-    shape = shape_of(_type(x))
+    shape = shape_of(tensor_of(x))
     axis = get_int(op.axis, 0) % len(shape)
     results, start = [], 0
     for result in op.outputs:
-        sizes = shape_of(_type(result))
+        sizes = shape_of(tensor_of(result))
         offsets = [start if i == axis else 0 for i in range(len(shape))]
         results.append(_extract(e, x, offsets, sizes, [1] * len(shape)))
         start += sizes[axis]
@@ -141,8 +126,8 @@ def split(e: Emitter, op: C.SplitOp, x: SSAValue) -> list[SSAValue]:
 def slice_(e: Emitter, op: C.SliceOp, x: SSAValue) -> list[SSAValue]:
     """A strided `extract_slice` when every step is positive, else a generic reading ``x``
     (`tensor.extract`) at ``start + step * d`` along each axis."""
-    shape = shape_of(_type(x))
-    out = _type(op.output)
+    shape = shape_of(tensor_of(x))
+    out = tensor_of(op.output)
     sizes = shape_of(out)
     slices = C.SliceOp.slices(shape, get_ints(op.starts), get_ints(op.ends),
                               get_ints(op.axes), get_ints(op.steps))
@@ -165,10 +150,10 @@ def slice_(e: Emitter, op: C.SliceOp, x: SSAValue) -> list[SSAValue]:
 def gather(e: Emitter, op: C.GatherOp, data: SSAValue, indices: SSAValue) -> list[SSAValue]:
     """A generic over the result reading each index from ``indices`` and the element at
     it from ``data`` (`tensor.extract`); a negative index counts from the axis' end."""
-    shape = shape_of(_type(data))
+    shape = shape_of(tensor_of(data))
     axis = get_int(op.axis, 0) % len(shape)
-    index_rank = len(shape_of(_type(indices)))
-    out = _type(op.output)
+    index_rank = len(shape_of(tensor_of(indices)))
+    out = tensor_of(op.output)
     rank = len(shape_of(out))
     loops = dims(rank)
     maps = [affine_map(rank, loops[axis: axis + index_rank]), affine_map(rank, loops)]
@@ -187,14 +172,14 @@ def gather(e: Emitter, op: C.GatherOp, data: SSAValue, indices: SSAValue) -> lis
 
 @lowers(C.ExpandOp)
 def expand(e: Emitter, op: C.ExpandOp, x: SSAValue) -> list[SSAValue]:
-    return [e.map(_type(op.output), [x], lambda b, args: [args[0]])]
+    return [e.map(tensor_of(op.output), [x], lambda b, args: [args[0]])]
 
 
 @lowers(C.TileOp)
 def tile(e: Emitter, op: C.TileOp, x: SSAValue) -> list[SSAValue]:
     """A generic reading ``x`` at ``d mod size`` along each repeated axis."""
-    shape = shape_of(_type(x))
-    out = _type(op.output)
+    shape = shape_of(tensor_of(x))
+    out = tensor_of(op.output)
     if 0 in shape_of(out):
         return [e.empty(out)]
     rank = len(shape)

@@ -55,6 +55,7 @@ from collage_xdsl.linalg.emit import (
     dims,
     is_float,
     lowers,
+    tensor_of,
 )
 
 
@@ -64,8 +65,7 @@ def pad(e: Emitter, x: SSAValue, low: Sequence[int], high: Sequence[int],
     ``value`` (`tensor.pad`); ``x`` itself when nothing is added."""
     if not any(low) and not any(high):
         return x
-    t = x.type
-    assert isinstance(t, TensorType)
+    t = tensor_of(x)
     fill = e.scalar(value, t.get_element_type())
     block = Block(arg_types=[IndexType()] * len(low))
     block.add_op(PadYieldOp(fill))
@@ -108,8 +108,7 @@ def _window_reduce(e: Emitter, x: SSAValue, init: SSAValue, kernel: Sequence[int
 
 
 def _pool_attrs(op: C.Pool2dOp) -> tuple[TensorType, list[int], list[int], list[int]]:
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     return out, get_ints(op.kernel), get_ints(op.strides), get_ints(op.pads)
 
 
@@ -168,8 +167,7 @@ def avg_pool2d(e: Emitter, op: C.AvgPool2dOp, x: SSAValue) -> list[SSAValue]:
 @lowers(C.GlobalAvgPool2dOp)
 def global_avg_pool2d(e: Emitter, op: C.GlobalAvgPool2dOp, x: SSAValue) -> list[SSAValue]:
     """The sum over H and W into an NxC tensor, then divided by H * W into NxCx1x1."""
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     if not is_float(out):
         raise LoweringError(f"{op.name}: integer average pooling has no lowering")
     n, c, h, w = shape_of(x.type)
@@ -199,8 +197,7 @@ def pad_op(e: Emitter, op: C.PadOp, x: SSAValue) -> list[SSAValue]:
 def lrn(e: Emitter, op: C.LrnOp, x: SSAValue) -> list[SSAValue]:
     """ONNX LRN: the sum of squares over ``size`` neighbouring channels (``x`` zero-padded
     along C), then ``x / (bias + alpha / size * sum) ** beta`` element-wise."""
-    out = op.output.type
-    assert isinstance(out, TensorType)
+    out = tensor_of(op.output)
     t = out.get_element_type()
     shape = shape_of(out)
     rank = len(shape)

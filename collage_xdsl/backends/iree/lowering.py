@@ -85,13 +85,10 @@ class IreeKernel:
         self.context: rt.SystemContext | None = rt.SystemContext(config=config)
         self.context.add_vm_module(rt.VmModule.copy_buffer(self.context.instance, binary))
         self.function = self.context.modules.module["kernel"]
-        self._arity = len(self.signature.inputs)
 
     def __call__(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         assert self.context is not None, "the kernel was released"
-        if len(inputs) != self._arity:
-            self.signature.check(inputs)  # raises KernelRunError naming the misfit
-        arrays = self.signature.check(inputs)
+        arrays = self.signature.check(inputs)  # raises KernelRunError naming a misfit
         results = self.function(*arrays)
         if not isinstance(results, tuple | list):
             results = (results,)

@@ -19,8 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Region
+from xdsl.dialects.func import FuncOp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_models import model_file, parse_models  # noqa: E402
@@ -28,7 +27,11 @@ from bench_timing import time_interleaved  # noqa: E402
 from collage_xdsl.dialects import collage as C  # noqa: E402
 
 from collage_xdsl.backends import compile_kernel  # noqa: E402
+from collage_xdsl.backends.kernel import kernel_function  # noqa: E402
 from collage_xdsl.backends.threads import ThreadPolicy  # noqa: E402
+from collage_xdsl.core.graph import DataflowGraph  # noqa: E402
+from collage_xdsl.core.index_set import bits  # noqa: E402
+from collage_xdsl.core.subgraph import SubGraph  # noqa: E402
 from collage_xdsl.ir.inputs import random_arguments  # noqa: E402
 from collage_xdsl.linalg import lower_to_linalg  # noqa: E402
 from collage_xdsl.tools.bench import whole_model  # noqa: E402
@@ -68,22 +71,16 @@ def bench_model(name: str, work: Path, policy: ThreadPolicy, rounds: int) -> Non
 
 
 def single_op_kernels(names: list[str], work: Path) -> dict[str, FuncOp]:
-    """The first op of each kind in the models, as a one-op kernel function."""
+    """The first op of each kind in the models, as the kernel function its singleton
+    candidate is (`SubGraph.extract`: weights cloned in)."""
     kernels = {}
     for name in names:
-        for op in load_model(model_file(name, work)).module.walk():
-            kind = op.name
-            if (not kind.startswith("collage.") or kind in kernels
-                    or isinstance(op, C.ConstantOp | C.TupleOp | C.GetItemOp)
-                    or len(op.results) != 1 or not op.operands):
-                continue
-            block = Block(arg_types=[v.type for v in op.operands])
-            clone = op.clone()
-            for i, arg in enumerate(block.args):
-                clone.operands[i] = arg
-            block.add_ops([clone, ReturnOp(clone.results[0])])
-            kernels[kind] = FuncOp("k", ([v.type for v in op.operands],
-                                         [clone.results[0].type]), Region(block))
+        module = load_model(model_file(name, work)).module
+        graph = DataflowGraph(next(op for op in module.ops if isinstance(op, FuncOp)))
+        for node in bits(graph.kernel_nodes):
+            kind = graph.nodes[node].op.name
+            if kind.startswith("collage.") and kind not in kernels:
+                kernels[kind] = kernel_function(SubGraph(graph, 1 << node).extract())
     return kernels
 
 

@@ -8,9 +8,9 @@
                              [--slow-rounds N] [--seed N]
                              [--tvm-tune none|metaschedule]
 
-Models (`benchmarks/bench_models.py`; default all twelve): `mnist_cnn`, `mlp`,
-`transformer_encoder` and the nine light model-zoo models of the onnx package, written
-to `WORK/models/<name>.onnx` (default WORK: `benchmarks/work`).
+Models (`benchmarks/bench_models.py`; default all twelve): `mnist_cnn`, `mlp`, `transformer_encoder`
+and the nine light model-zoo models of the onnx package; `modern`: those of examples/modern_zoo.py;
+`all`: both. Written to `WORK/models/<name>.onnx` (default WORK: `benchmarks/work`).
 
 Per model:
 
@@ -386,7 +386,7 @@ def _writable(directory: Path, what: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchmarks/run.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--models", default=",".join(MODELS), metavar="M1,M2,...",
-                   help="models to run (default: all twelve: " + ", ".join(MODELS) + ")")
+                   help="models, `modern` or `all` (default the twelve: " + ", ".join(MODELS) + ")")
     p.add_argument("--rounds", type=int, default=30,
                    help="timed rounds at least (default 30)")
     p.add_argument("--timing-s", type=float, default=60.0, metavar="S",

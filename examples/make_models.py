@@ -17,53 +17,13 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
-
-
-class _Builder:
-    """Collects nodes and initializers with generated, unique names."""
-
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
-        self.count = 0
-
-    def fresh(self, prefix: str) -> str:
-        self.count += 1
-        return f"{prefix}_{self.count}"
-
-    def const(self, array: np.ndarray, prefix: str = "w") -> str:
-        name = self.fresh(prefix)
-        self.initializers.append(numpy_helper.from_array(np.asarray(array), name))
-        return name
-
-    def weight(self, *shape: int, scale: float | None = None) -> str:
-        """Normal weights, by default scaled by 1/sqrt(fan-in) (rows of an [in, out] matrix,
-        else the trailing dimensions)."""
-        if scale is None:
-            scale = 1.0 / math.sqrt(shape[0] if len(shape) == 2 else math.prod(shape[1:]))
-        return self.const((self.rng.standard_normal(shape) * scale).astype(np.float32))
-
-    def op(self, op_type: str, *inputs: str, **attrs) -> str:
-        name = self.fresh(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, list(inputs), [name], name=name, **attrs))
-        return name
-
-    def model(self, name: str, inputs, outputs, opset: int) -> onnx.ModelProto:
-        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.initializers)
-        model = helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="collage-xdsl"
-        )
-        model.ir_version = 8
-        onnx.checker.check_model(model, full_check=True)
-        return model
+from onnx import TensorProto, helper
+from onnx_builder import Builder
 
 
 def _mnist_cnn() -> onnx.ModelProto:
-    b = _Builder(seed=1)
+    b = Builder(seed=1)
     h = x = "input"
     for cin, cout, pool in ((1, 8, 2), (8, 16, 3)):
         h = b.op("Conv", h, b.weight(cout, cin, 5, 5), kernel_shape=[5, 5],
@@ -71,7 +31,7 @@ def _mnist_cnn() -> onnx.ModelProto:
         h = b.op("Add", h, b.weight(cout, 1, 1, scale=0.1))
         h = b.op("Relu", h)
         h = b.op("MaxPool", h, kernel_shape=[pool, pool], strides=[pool, pool])
-    h = b.op("Reshape", h, b.const(np.array([1, 256], dtype=np.int64), "shape"))
+    h = b.op("Reshape", h, b.i64(1, 256))
     h = b.op("MatMul", h, b.weight(256, 10))
     out = b.op("Add", h, b.weight(1, 10, scale=0.1))
     return b.model(
@@ -83,7 +43,7 @@ def _mnist_cnn() -> onnx.ModelProto:
 
 
 def _mlp() -> onnx.ModelProto:
-    b = _Builder(seed=2)
+    b = Builder(seed=2)
     h = "input"
     sizes = (784, 512, 256, 10)
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
@@ -101,43 +61,15 @@ def _mlp() -> onnx.ModelProto:
 
 def _transformer_encoder(layers: int = 2, hidden: int = 256, heads: int = 4,
                          seq: int = 128, vocab: int = 1000) -> onnx.ModelProto:
-    b = _Builder(seed=3)
-    head = hidden // heads
-
-    def i64(*values: int) -> str:
-        return b.const(np.array(values, dtype=np.int64), "shape")
-
-    def f32(value: float) -> str:
-        return b.const(np.array(value, dtype=np.float32), "scalar")
-
-    def dense(x: str, n_in: int, n_out: int) -> str:
-        return b.op("Add", b.op("MatMul", x, b.weight(n_in, n_out)), b.weight(n_out, scale=0.02))
-
-    def layer_norm(x: str) -> str:
-        gamma = b.const(np.ones(hidden, np.float32) + b.rng.standard_normal(hidden)
-                        .astype(np.float32) * 0.01)
-        beta = b.weight(hidden, scale=0.01)
-        return b.op("LayerNormalization", x, gamma, beta, axis=-1, epsilon=1e-5)
-
-    def heads_of(x: str, perm: list[int]) -> str:
-        return b.op("Transpose", b.op("Reshape", x, i64(0, 0, heads, head)), perm=perm)
-
+    b = Builder(seed=3)
     emb = b.op("Gather", b.weight(vocab, hidden, scale=0.02), "input_ids", axis=0)
-    h = layer_norm(b.op("Add", emb, b.weight(seq, hidden, scale=0.02)))
-    mask = b.op("Cast", b.op("Unsqueeze", "attention_mask", i64(1, 2)), to=TensorProto.FLOAT)
-    mask = b.op("Mul", b.op("Sub", f32(1.0), mask), f32(-10000.0))
+    h = b.layer_norm(b.op("Add", emb, b.weight(seq, hidden, scale=0.02)), hidden)
+    mask = b.op("Cast", b.op("Unsqueeze", "attention_mask", b.i64(1, 2)), to=TensorProto.FLOAT)
+    mask = b.op("Mul", b.op("Sub", b.f32(1.0), mask), b.f32(-10000.0))
     for _ in range(layers):
-        q = heads_of(dense(h, hidden, hidden), [0, 2, 1, 3])
-        k = heads_of(dense(h, hidden, hidden), [0, 2, 3, 1])
-        v = heads_of(dense(h, hidden, hidden), [0, 2, 1, 3])
-        scores = b.op("Add", b.op("Div", b.op("MatMul", q, k), f32(math.sqrt(head))), mask)
-        ctx = b.op("MatMul", b.op("Softmax", scores, axis=-1), v)
-        ctx = b.op("Reshape", b.op("Transpose", ctx, perm=[0, 2, 1, 3]), i64(0, 0, hidden))
-        h = layer_norm(b.op("Add", dense(ctx, hidden, hidden), h))
-        ff = dense(h, hidden, 4 * hidden)
-        erf = b.op("Erf", b.op("Div", ff, f32(math.sqrt(2.0))))
-        ff = b.op("Mul", b.op("Mul", ff, f32(0.5)), b.op("Add", erf, f32(1.0)))
-        h = layer_norm(b.op("Add", dense(ff, 4 * hidden, hidden), h))
+        h = b.layer_norm(b.op("Add", b.attention(h, hidden, heads, mask), h), hidden)
+        ff = b.gelu(b.dense(h, hidden, 4 * hidden))
+        h = b.layer_norm(b.op("Add", b.dense(ff, 4 * hidden, hidden), h), hidden)
     return b.model(
         "transformer_encoder",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, seq]),

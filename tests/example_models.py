@@ -9,6 +9,7 @@ backend test suite. `tests/conftest.py` builds its fixtures on this module.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ MAKE_MODELS = Path(__file__).resolve().parent.parent / "examples" / "make_models
 
 
 def _load_make_models():
+    sys.path.insert(0, str(MAKE_MODELS.parent))  # for its onnx_builder
     spec = importlib.util.spec_from_file_location("make_models", MAKE_MODELS)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

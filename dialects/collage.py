@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     TupleType,
@@ -597,6 +598,107 @@ class CastOp(GraphOp):
         return [TensorType(_elt(self.output.type), _shape(self.input.type))]
 
 
+QUANTIZED_TYPES = (IntegerType(8), IntegerType(8, Signedness.UNSIGNED))
+"""The integer side of quantize_linear and dequantize_linear: int8 (i8) and uint8 (ui8)."""
+
+
+class QdqOp(GraphOp, ABC):
+    """ONNX QuantizeLinear / DequantizeLinear between f32 and the zero point's type (i8 or
+    ui8). `scale` (f32) and `zero_point` are scalars (per tensor) or 1-D with one value per
+    slice of the input along `axis` (per channel; only then is `axis` given):
+
+        %q = collage.quantize_linear %x, %s, %z {axis = 1 : i64}
+            : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xi8>) -> tensor<1x3x4x4xi8>
+    """
+
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.ELEMWISE
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    axis = opt_attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $zero_point attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, scale: SSAValue, zero_point: SSAValue,
+                 axis: int | None = None):
+        attrs = {} if axis is None else {"axis": IntegerAttr(axis, i64)}
+        element = self.result_element(_elt(zero_point.type))
+        super().__init__(operands=[input, scale, zero_point], attributes=attrs,
+                         result_types=[TensorType(element, _shape(input.type))])
+
+    @staticmethod
+    def result_element(quantized: Attribute) -> Attribute:
+        """The result's element type, given the zero point's."""
+        raise NotImplementedError
+
+    def channel_axis(self) -> int | None:
+        """The (non-negative) axis of a per-channel scale; None for a per-tensor one."""
+        if self.axis is None:
+            return None
+        return _axis(get_int(self.axis, 0), len(_shape(self.input.type)))
+
+    def check_parameters(self) -> Attribute:
+        """Checks the scale, zero point and axis; the zero point's element type."""
+        scale, zero = _shape(self.scale.type, "scale"), _shape(self.zero_point.type, "zero point")
+        quantized = _elt(self.zero_point.type)
+        if _elt(self.scale.type) != f32:
+            raise VerifyException(f"scale must be f32, got {_elt(self.scale.type)}")
+        if quantized not in QUANTIZED_TYPES:
+            raise VerifyException(f"zero point must be i8 or ui8, got {quantized}")
+        if zero != scale:
+            raise VerifyException(f"zero point shape {list(zero)} must match scale shape "
+                                  f"{list(scale)}")
+        if len(scale) > 1:
+            raise VerifyException(f"scale must be a scalar or 1-D, got shape {list(scale)}")
+        if scale and self.axis is None:
+            raise VerifyException(f"a per-channel scale (shape {list(scale)}) needs an axis")
+        if not scale and self.axis is not None:
+            raise VerifyException("axis is only for a per-channel (1-D) scale, got a scalar")
+        axis = self.channel_axis()
+        if axis is not None and scale[0] != _shape(self.input.type)[axis]:
+            raise VerifyException(f"scale has {scale[0]} values for the "
+                                  f"{_shape(self.input.type)[axis]} channels of axis {axis}")
+        return quantized
+
+
+@irdl_op_definition
+class QuantizeLinearOp(QdqOp):
+    """saturate(round_half_to_even(x / scale) + zero_point): f32 -> i8 or ui8."""
+
+    name = "collage.quantize_linear"
+
+    @staticmethod
+    def result_element(quantized: Attribute) -> Attribute:
+        return quantized
+
+    def infer_result_types(self) -> list[Attribute]:
+        quantized = self.check_parameters()
+        if _elt(self.input.type) != f32:
+            raise VerifyException(f"input must be f32, got {_elt(self.input.type)}")
+        return [TensorType(quantized, _shape(self.input.type))]
+
+
+@irdl_op_definition
+class DequantizeLinearOp(QdqOp):
+    """(x - zero_point) * scale: i8 or ui8 -> f32."""
+
+    name = "collage.dequantize_linear"
+
+    @staticmethod
+    def result_element(quantized: Attribute) -> Attribute:
+        return f32
+
+    def infer_result_types(self) -> list[Attribute]:
+        quantized = self.check_parameters()
+        if _elt(self.input.type) != quantized:
+            raise VerifyException(f"input element type {_elt(self.input.type)} must be the "
+                                  f"zero point's {quantized}")
+        return [TensorType(f32, _shape(self.input.type))]
+
+
 # ---------------------------------------------------------------------------
 # Broadcast
 # ---------------------------------------------------------------------------
@@ -719,6 +821,7 @@ class BatchNormOp(GraphOp):
             s = _shape(getattr(self, name).type)
             if s != (shape[1],):
                 raise VerifyException(f"{name} must have shape [{shape[1]}], got {list(s)}")
+        _same_elt([o.type for o in self.operands])
         if get_float(self.epsilon, 0.0) < 0:
             raise VerifyException("epsilon must be non-negative")
         return [self.input.type]
@@ -1113,6 +1216,232 @@ class ResizeOp(GraphOp):
 
 
 # ---------------------------------------------------------------------------
+# Indexing: gathers and scatters by index tensors, top-k, cumulative sums
+# ---------------------------------------------------------------------------
+
+
+def _index_shape(t: Attribute, element_types: Sequence[Attribute]) -> tuple[int, ...]:
+    """The shape of an indices operand whose element type is one of `element_types`."""
+    if _elt(t) not in element_types:
+        raise VerifyException(f"indices must be {' or '.join(map(str, element_types))}, "
+                              f"got {_elt(t)}")
+    return _shape(t)
+
+
+def _index_tuples(data: tuple[int, ...], indices: tuple[int, ...], batch_dims: int) -> int:
+    """The length of the index tuples (indices' last dimension) that address `data` after
+    its first `batch_dims` dimensions, as GatherND and ScatterND read them."""
+    if not indices:
+        raise VerifyException("indices must have rank >= 1")
+    if indices[-1] < 1 or batch_dims + indices[-1] > len(data):
+        raise VerifyException(f"index tuples of length {indices[-1]} do not address data "
+                              f"{list(data)}" + (f" after {batch_dims} batch dimensions"
+                                                 if batch_dims else ""))
+    return indices[-1]
+
+
+@irdl_op_definition
+class GatherElementsOp(GraphOp):
+    """ONNX GatherElements: `out[i][j] = data[i][indices[i][j]]` along `axis` (here 1),
+    indices in [-d, d) for the axis' size d; the result has the indices' shape.
+
+        collage.gather_elements %data, %indices {axis = 1 : i64}
+            : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    """
+
+    name = "collage.gather_elements"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, data: SSAValue, indices: SSAValue, axis: int):
+        super().__init__(operands=[data, indices], attributes={"axis": IntegerAttr(axis, i64)},
+                         result_types=self.infer(data.type, indices.type, axis))
+
+    @staticmethod
+    def infer(data: Attribute, indices: Attribute, axis: int) -> list[Attribute]:
+        shape, ishape = _shape(data), _index_shape(indices, (IntegerType(32), i64))
+        if not shape:
+            raise VerifyException("data must have rank >= 1")
+        ax = _axis(axis, len(shape))
+        if len(ishape) != len(shape) or any(
+                i > d for a, (i, d) in enumerate(zip(ishape, shape)) if a != ax):
+            raise VerifyException(f"indices {list(ishape)} must have the rank of data "
+                                  f"{list(shape)} and fit in it off axis {axis}")
+        return [TensorType(_elt(data), ishape)]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.data.type, self.indices.type, get_int(self.axis, 0))
+
+
+@irdl_op_definition
+class GatherNdOp(GraphOp):
+    """ONNX GatherND: the slices of `data` that the index tuples in the last dimension of
+    `indices` address, after `batch_dims` leading dimensions the two share:
+
+        collage.gather_nd %data, %indices {batch_dims = 0 : i64}
+            : (tensor<3x4x5xf32>, tensor<2x2xi64>) -> tensor<2x5xf32>
+
+    The result's shape is indices' shape without its last dimension, then the data
+    dimensions the tuples do not address."""
+
+    name = "collage.gather_nd"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.INJECTIVE
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    batch_dims = attr_def(IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$data `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, data: SSAValue, indices: SSAValue, batch_dims: int = 0):
+        super().__init__(operands=[data, indices],
+                         attributes={"batch_dims": IntegerAttr(batch_dims, i64)},
+                         result_types=self.infer(data.type, indices.type, batch_dims))
+
+    @staticmethod
+    def infer(data: Attribute, indices: Attribute, batch_dims: int) -> list[Attribute]:
+        shape, ishape = _shape(data), _index_shape(indices, (i64,))
+        if not 0 <= batch_dims < min(len(shape), max(len(ishape), 1)):
+            raise VerifyException(f"batch_dims {batch_dims} must be below the ranks of data "
+                                  f"{list(shape)} and indices {list(ishape)}")
+        if shape[:batch_dims] != ishape[:batch_dims]:
+            raise VerifyException(f"the {batch_dims} batch dimensions of data {list(shape)} "
+                                  f"and indices {list(ishape)} differ")
+        m = _index_tuples(shape, ishape, batch_dims)
+        return [TensorType(_elt(data), [*ishape[:-1], *shape[batch_dims + m:]])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.data.type, self.indices.type, get_int(self.batch_dims, 0))
+
+
+SCATTER_REDUCTIONS = ("none", "add", "mul", "min", "max")
+
+
+@irdl_op_definition
+class ScatterNdOp(GraphOp):
+    """ONNX ScatterND: a copy of `data` whose slices at the index tuples of `indices` are
+    `updates`, or `updates` combined into them by `reduction` (add, mul, min, max;
+    absent: none, where a slice addressed twice gets either update):
+
+        collage.scatter_nd %data, %indices, %updates {reduction = "add"}
+            : (tensor<4x5xf32>, tensor<3x1xi64>, tensor<3x5xf32>) -> tensor<4x5xf32>
+    """
+
+    name = "collage.scatter_nd"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    reduction = opt_attr_def(StringAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, data: SSAValue, indices: SSAValue, updates: SSAValue,
+                 reduction: str = "none"):
+        attrs = {} if reduction == "none" else {"reduction": StringAttr(reduction)}
+        super().__init__(operands=[data, indices, updates], attributes=attrs,
+                         result_types=[data.type])
+
+    def reduction_name(self) -> str:
+        return "none" if self.reduction is None else self.reduction.data
+
+    def infer_result_types(self) -> list[Attribute]:
+        if self.reduction_name() not in SCATTER_REDUCTIONS:
+            raise VerifyException(f"reduction '{self.reduction_name()}' is not one of "
+                                  f"{', '.join(SCATTER_REDUCTIONS)}")
+        shape = _shape(self.data.type)
+        ishape = _index_shape(self.indices.type, (i64,))
+        m = _index_tuples(shape, ishape, 0)
+        expected = (*ishape[:-1], *shape[m:])
+        if _shape(self.updates.type) != expected:
+            raise VerifyException(f"updates shape {list(_shape(self.updates.type))} must be "
+                                  f"{list(expected)}")
+        _same_elt([self.data.type, self.updates.type])
+        return [self.data.type]
+
+
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """ONNX TopK (sorted): the `k` largest (or smallest) values along `axis`, in order, and
+    their i64 indices; of equal values the lower index comes first.
+
+        %v, %i = collage.top_k %x {k = 2 : i64, axis = -1 : i64, largest = true}
+            : tensor<3x5xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    """
+
+    name = "collage.top_k"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    input = operand_def(TensorType)
+    k = attr_def(IntegerAttr)
+    axis = attr_def(IntegerAttr)
+    largest = attr_def(BoolAttr)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($values) `,` type($indices)"
+
+    def __init__(self, input: SSAValue, k: int, axis: int, largest: bool):
+        attrs = {"k": IntegerAttr(k, i64), "axis": IntegerAttr(axis, i64),
+                 "largest": IntegerAttr(int(largest), i1)}
+        super().__init__(operands=[input], attributes=attrs,
+                         result_types=self.infer(input.type, k, axis))
+
+    @staticmethod
+    def infer(t: Attribute, k: int, axis: int) -> list[Attribute]:
+        shape = _shape(t)
+        ax = _axis(axis, len(shape))
+        if not shape or not 1 <= k <= shape[ax]:
+            raise VerifyException(f"k {k} must be in [1, {shape[ax] if shape else 0}], the "
+                                  f"size of axis {axis}")
+        out = [k if i == ax else d for i, d in enumerate(shape)]
+        return [TensorType(_elt(t), out), TensorType(i64, out)]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.input.type, get_int(self.k, 1), get_int(self.axis, -1))
+
+
+@irdl_op_definition
+class CumSumOp(GraphOp):
+    """ONNX CumSum along `axis`: `exclusive` leaves each element out of its own sum,
+    `reverse` sums from the end.
+
+        collage.cumsum %x {axis = 1 : i64, exclusive = false, reverse = true}
+            : tensor<3x5xf32>
+    """
+
+    name = "collage.cumsum"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OPAQUE
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    axis = attr_def(IntegerAttr)
+    exclusive = opt_attr_def(BoolAttr)
+    reverse = opt_attr_def(BoolAttr)
+    output = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: SSAValue, axis: int, exclusive: bool, reverse: bool):
+        attrs = {"axis": IntegerAttr(axis, i64), "exclusive": IntegerAttr(int(exclusive), i1),
+                 "reverse": IntegerAttr(int(reverse), i1)}
+        super().__init__(operands=[input], attributes=attrs, result_types=[input.type])
+
+    def infer_result_types(self) -> list[Attribute]:
+        shape = _shape(self.input.type)
+        if not shape:
+            raise VerifyException("input must have rank >= 1")
+        _axis(get_int(self.axis, 0), len(shape))
+        return [self.input.type]
+
+
+# ---------------------------------------------------------------------------
 # Reductions
 # ---------------------------------------------------------------------------
 
@@ -1331,6 +1660,72 @@ class MatmulOp(GraphOp):
         return self.infer(self.lhs.type, self.rhs.type)
 
 
+@irdl_op_definition
+class EinsumOp(GraphOp):
+    """ONNX Einsum with an explicit output and no ellipsis (numpy.einsum semantics):
+
+        collage.einsum %q, %k {equation = "bhid,bhjd->bhij"}
+            : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x6xf32>
+
+    One term of letters per operand, one per dimension; a letter names the same size
+    wherever it appears; the letters missing from the output are summed over. The kind
+    is TVM's for a contraction of two operands (a one-operand transpose or sum would be
+    injective or comm-reduce there)."""
+
+    name = "collage.einsum"
+    PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
+    inputs = var_operand_def(TensorType)
+    equation = attr_def(StringAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $output)"
+
+    def __init__(self, inputs: Sequence[SSAValue], equation: str):
+        equation = "".join(equation.split())
+        super().__init__(operands=[list(inputs)], attributes={"equation": StringAttr(equation)},
+                         result_types=self.infer(equation, [i.type for i in inputs]))
+
+    @staticmethod
+    def terms(equation: str) -> tuple[list[str], str]:
+        """The input terms and the output term: "bij,bjk->bik" -> (["bij", "bjk"], "bik")."""
+        if "..." in equation:
+            raise VerifyException(f"equation '{equation}': an ellipsis is not supported")
+        inputs, arrow, output = equation.partition("->")
+        if not arrow:
+            raise VerifyException(f"equation '{equation}' needs an explicit output ('->')")
+        terms = inputs.split(",")
+        for term in [*terms, output]:
+            if not all(c.isascii() and c.isalpha() for c in term):
+                raise VerifyException(f"equation '{equation}': term '{term}' is not letters")
+        if len(set(output)) != len(output):
+            raise VerifyException(f"equation '{equation}': an output letter repeats")
+        if missing := sorted(set(output) - set(inputs)):
+            raise VerifyException(f"equation '{equation}': output letter '{missing[0]}' "
+                                  "is in no input")
+        return terms, output
+
+    @classmethod
+    def infer(cls, equation: str, types: Sequence[Attribute]) -> list[Attribute]:
+        terms, output = cls.terms(equation)
+        if len(terms) != len(types):
+            raise VerifyException(f"equation '{equation}' has {len(terms)} inputs, got "
+                                  f"{len(types)} operands")
+        sizes: dict[str, int] = {}
+        for i, (term, t) in enumerate(zip(terms, types)):
+            shape = _shape(t)
+            if len(shape) != len(term):
+                raise VerifyException(f"operand {i} has rank {len(shape)}, term '{term}' "
+                                      f"needs {len(term)}")
+            for letter, size in zip(term, shape):
+                if sizes.setdefault(letter, size) != size:
+                    raise VerifyException(f"letter '{letter}' is {sizes[letter]} and {size} "
+                                          f"(operand {i})")
+        return [TensorType(_same_elt(types), [sizes[c] for c in output])]
+
+    def infer_result_types(self) -> list[Attribute]:
+        return self.infer(self.equation.data, [i.type for i in self.inputs])
+
+
 class Pool2dOp(GraphOp, ABC):
     PATTERN_KIND: ClassVar[OpPatternKind] = OpPatternKind.OUT_EWISE_FUSABLE
     input = operand_def(TensorType)
@@ -1472,6 +1867,7 @@ class LayerNormOp(GraphOp):
     def infer_result_types(self) -> list[Attribute]:
         shape = _shape(self.input.type)
         ax = _axis(get_int(self.axis, -1), len(shape))
+        _same_elt([o.type for o in self.operands])
         for name in ("scale", "bias"):
             s = _shape(getattr(self, name).type)
             if not _broadcasts_to(s, shape[ax:]):
@@ -1504,6 +1900,7 @@ class ChannelNormOp(GraphOp, ABC):
         shape = _shape(self.input.type)
         if len(shape) < self.MIN_RANK:
             raise VerifyException(f"input must have rank >= {self.MIN_RANK}, got {len(shape)}")
+        _same_elt([o.type for o in self.operands])
         for name in ("scale", "bias"):
             s = _shape(getattr(self, name).type)
             if s != shape[1:2]:
@@ -1727,13 +2124,16 @@ Collage = Dialect(
         ConstantOp, TupleOp, GetItemOp,
         ReluOp, SigmoidOp, TanhOp, ErfOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, NegOp, AbsOp,
         NotOp, LeakyReluOp, ClipOp, GeluOp, CastOp,
+        QuantizeLinearOp, DequantizeLinearOp,
         HardSigmoidOp, HardSwishOp, MishOp, EluOp, SoftplusOp, SeluOp, PReluOp,
         AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, EqualOp, LessOp, GreaterOp,
         WhereOp, BatchNormOp, ExpandOp,
         ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, PadOp,
         TileOp, ResizeOp,
+        GatherElementsOp, GatherNdOp, ScatterNdOp, TopKOp, CumSumOp,
         ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceL2Op, ArgMaxOp,
         Conv2dOp, ConvTranspose2dOp, MatmulOp, MaxPool2dOp, AvgPool2dOp, GlobalAvgPool2dOp,
+        EinsumOp,
         SoftmaxOp, LrnOp, LayerNormOp, InstanceNormOp, GroupNormOp,
         KernelOp, CompositeOp, YieldOp,
     ],

@@ -32,6 +32,19 @@ def binary(op: str, a=(2, 3, 4), b=(2, 3, 4), out=None, element: str = F,
 }}"""
 
 
+def einsum(equation: str, *shapes: tuple[int, ...]) -> str:
+    """``collage.einsum`` of ``equation`` over one parameter per shape."""
+    terms, output = equation.split("->")
+    sizes = {c: n for term, shape in zip(terms.split(","), shapes) for c, n in zip(term, shape)}
+    types, to = [t(*s) for s in shapes], t(*(sizes[c] for c in output))
+    params = ", ".join(f"%x{i}: {ty}" for i, ty in enumerate(types))
+    operands = ", ".join(f"%x{i}" for i in range(len(shapes)))
+    return f"""func.func @main({params}) -> {to} {{
+  %y = collage.einsum {operands} {{equation = "{equation}"}} : ({", ".join(types)}) -> {to}
+  func.return %y : {to}
+}}"""
+
+
 CASES: dict[str, list[str]] = {
     # element-wise (collage_xdsl/linalg/elementwise.py)
     **{f"collage.{op}": [unary(op)] for op in (
@@ -89,6 +102,12 @@ CASES: dict[str, list[str]] = {
                        binary("matmul", (2, 3, 5), (5, 4), out=(2, 3, 4)),
                        binary("matmul", (2, 1, 3, 5), (4, 5, 6), out=(2, 4, 3, 6)),
                        binary("matmul", (5,), (2, 5, 4), out=(2, 4))],
+    "collage.einsum": [einsum("bhid,bhjd->bhij", (1, 2, 3, 4), (1, 2, 5, 4)),
+                       einsum("bhij,bhjd->bhid", (1, 2, 3, 5), (1, 2, 5, 4)),
+                       einsum("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+                       einsum("bi,bi->b", (3, 4), (3, 4)),
+                       einsum("ij->ji", (3, 4)), einsum("ij->i", (3, 4)),
+                       einsum("ii->i", (3, 3)), einsum("ij,jk,kl->il", (2, 3), (3, 4), (4, 2))],
     "collage.reshape": ["""func.func @main(%x: tensor<1x16x4x4xf32>) -> tensor<4x64xf32> {
   %y = collage.reshape %x : tensor<1x16x4x4xf32> -> tensor<4x64xf32>
   func.return %y : tensor<4x64xf32>

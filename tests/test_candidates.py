@@ -26,9 +26,9 @@ from collage_xdsl.frontend import import_onnx
 
 def test_predicates_decide_support():
     g = parse_graph("""
-  %c = collage.cast %x : tensor<2x4xf32> -> tensor<2x4xf16>
-  %r = collage.relu %c : tensor<2x4xf16>
-  func.return %r : tensor<2x4xf16>""")
+  %c = collage.cast %x : tensor<2x4xf32> -> tensor<2x4xf64>
+  %r = collage.relu %c : tensor<2x4xf64>
+  func.return %r : tensor<2x4xf64>""")
     ort = get_backend("onnxruntime")
     ops = [n.op for n in g.nodes if n.op is not None and n.op.name != "func.return"]
     assert [ort.supports(op) for op in ops] == [False, False]

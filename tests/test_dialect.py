@@ -100,6 +100,12 @@ OPS: dict[type[Operation], tuple[Builder, K | None]] = {
     C.ClipOp: (lambda v: C.ClipOp(v["m"], {"min": _f(0.0), "max": _f(6.0)}), K.ELEMWISE),
     C.GeluOp: (lambda v: C.GeluOp(v["m"], {"approximate": StringAttr("tanh")}), K.ELEMWISE),
     C.CastOp: (lambda v: C.CastOp(v["i"], f32), K.ELEMWISE),
+    C.QuantizeLinearOp: (lambda v: C.QuantizeLinearOp(
+        v["m"], constant_op(np.full(3, 0.1, np.float32)).output,
+        constant_op(np.arange(3, dtype=np.int8)).output, 1), K.ELEMWISE),
+    C.DequantizeLinearOp: (lambda v: C.DequantizeLinearOp(
+        constant_op(np.arange(6, dtype=np.uint8).reshape(2, 3)).output,
+        constant_op(np.float32(0.5)).output, constant_op(np.uint8(3)).output), K.ELEMWISE),
     C.AddOp: (lambda v: C.AddOp(v["m"], v["c3"]), K.BROADCAST),
     C.SubOp: (lambda v: C.SubOp(v["m"], v["m"]), K.BROADCAST),
     C.MulOp: (lambda v: C.MulOp(v["m"], v["c3"]), K.BROADCAST),
@@ -123,6 +129,12 @@ OPS: dict[type[Operation], tuple[Builder, K | None]] = {
     C.TileOp: (lambda v: C.TileOp(v["m"], (2, 1)), K.INJECTIVE),
     C.ResizeOp: (lambda v: C.ResizeOp(v["x"], "nearest", "asymmetric", "floor",
                                       scales=(2.0, 1.5)), K.INJECTIVE),
+    C.GatherElementsOp: (lambda v: C.GatherElementsOp(v["m"], v["i"], 1), K.INJECTIVE),
+    C.GatherNdOp: (lambda v: C.GatherNdOp(v["n"], v["idx"], 0), K.INJECTIVE),
+    C.ScatterNdOp: (lambda v: C.ScatterNdOp(
+        v["n"], v["idx"], constant_op(np.array(1.5, np.float32)).output, "add"), K.OPAQUE),
+    C.TopKOp: (lambda v: C.TopKOp(v["m"], 2, 1, True), K.OPAQUE),
+    C.CumSumOp: (lambda v: C.CumSumOp(v["m"], 1, True, False), K.OPAQUE),
     C.ReduceSumOp: (lambda v: C.ReduceSumOp(v["m"], (1,), False), K.COMM_REDUCE),
     C.ReduceMeanOp: (lambda v: C.ReduceMeanOp(v["x"], (2, 3), True), K.COMM_REDUCE),
     C.ReduceMaxOp: (lambda v: C.ReduceMaxOp(v["m"], None, False), K.COMM_REDUCE),
@@ -140,6 +152,7 @@ OPS: dict[type[Operation], tuple[Builder, K | None]] = {
     C.AvgPool2dOp: (lambda v: C.AvgPool2dOp(v["x"], (2, 2), (2, 2), (0, 0, 0, 0), True),
                     K.OUT_EWISE_FUSABLE),
     C.GlobalAvgPool2dOp: (lambda v: C.GlobalAvgPool2dOp(v["x"]), K.OUT_EWISE_FUSABLE),
+    C.EinsumOp: (lambda v: C.EinsumOp([v["m"], v["n"]], "ij, jk -> ik"), K.OUT_EWISE_FUSABLE),
     C.SoftmaxOp: (lambda v: C.SoftmaxOp(v["m"], {"axis": _i(-1)}), K.OPAQUE),
     C.LrnOp: (lambda v: C.LrnOp(v["x"], {"size": _i(3), "alpha": _f(1e-4), "beta": _f(0.75),
                                          "bias": _f(1.0)}), K.OPAQUE),

@@ -506,8 +506,8 @@ def test_shape_mismatch_names_the_node():
 
 
 def test_layout_limits_are_clear_errors():
-    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2], name="p1")
-    model = make([node], [f32("x", [1, 2, 8])], [f32("y", None)], 13)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2], name="p1")
+    model = make([node], [f32("x", [1, 2, 4, 4, 4])], [f32("y", None)], 13)
     with pytest.raises(FrontendError, match=r"node 'p1' \(MaxPool\): only 2-D windows"):
         import_onnx(model)
     node = helper.make_node("LayerNormalization", ["x", "g"], ["y", "mean"], name="ln")
@@ -524,10 +524,10 @@ def test_dead_nodes_are_dropped():
 
 
 def test_unsupported_element_type_and_opset():
-    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [2])
+    x = helper.make_tensor_value_info("x", TensorProto.UINT16, [2])
     model = make([helper.make_node("Identity", ["x"], ["y"])], [x], [x], 13)
     model.graph.output[0].name = "y"
-    with pytest.raises(FrontendError, match="input 'x': unsupported element type uint8"):
+    with pytest.raises(FrontendError, match="input 'x': unsupported element type uint16"):
         import_onnx(model)
     model = make([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], [f32("y", [2])], 8)
     with pytest.raises(FrontendError, match=r"opset 8 is not supported \(need >= 9\)"):

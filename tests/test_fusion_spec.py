@@ -32,17 +32,17 @@ from collage_xdsl.planner.pipeline import partition_module
 
 ROOT = Path(__file__).resolve().parent.parent
 LIGHT = Path(onnx.__file__).parent / "backend/test/data/light"
-F16_RELU = """
-  %r = collage.relu %x : tensor<2x4xf16>
-  func.return %r : tensor<2x4xf16>"""
+BF16_RELU = """
+  %r = collage.relu %x : tensor<2x4xbf16>
+  func.return %r : tensor<2x4xbf16>"""
 MIXED = """
-  %h = collage.cast %x : tensor<2x4xf32> -> tensor<2x4xf16>
-  %g = collage.relu %h : tensor<2x4xf16>
-  %r0 = collage.cast %g : tensor<2x4xf16> -> tensor<2x4xf32>
+  %h = collage.cast %x : tensor<2x4xf32> -> tensor<2x4xbf16>
+  %g = collage.relu %h : tensor<2x4xbf16>
+  %r0 = collage.cast %g : tensor<2x4xbf16> -> tensor<2x4xf32>
 """ + "".join(f"  %r{i} = collage.sigmoid %r{i - 1} : tensor<2x4xf32>\n"
               for i in range(1, 11)) + """
   func.return %r10 : tensor<2x4xf32>"""
-"""An f16 island, then a chain of 10 ops: where f32 conditions and depths show."""
+"""A bf16 island, then a chain of 10 ops: where float conditions and depths show."""
 
 
 def write(tmp_path: Path, text: str) -> str:
@@ -143,9 +143,13 @@ def test_an_attribute_condition_decides_support(tmp_path):
     ('[onnxruntime]\nops = ["relu"]\nwhere = { f32 = true }', False),
     ('[onnxruntime]\nmode = "replace"\nops = ["relu"]', True),
     ('[onnxruntime]\nmode = "replace"\nops = "all"\nwhere = { f32 = true }', False),
+    ('[onnxruntime]\nmode = "replace"\nops = "all"\nwhere = { floats = ["bf16"] }', True),
+    ('[onnxruntime]\nmode = "replace"\nops = "all"\nwhere = { floats = ["f32", "f16"] }', False),
+    ('[onnxruntime]\nmode = "replace"\nops = "all"\nwhere = { floats = ["bf16"], f32 = true }',
+     False),
 ])
 def test_extend_unites_predicates_and_f32_is_a_condition(tmp_path, spec, supported):
-    graph = parse_graph(F16_RELU, "%x: tensor<2x4xf16>")
+    graph = parse_graph(BF16_RELU, "%x: tensor<2x4xbf16>")
     backend = gather_specs(["onnxruntime"], fusion_spec=write(tmp_path, spec))[0].backend
     assert not get_backend("onnxruntime").supports(graph.nodes[1].op)
     assert backend.supports(graph.nodes[1].op) is supported
@@ -199,6 +203,9 @@ ERRORS = [
     ('[tvm]\nops = ["relu"]\nwhere = { fp32 = true }', r"\[tvm\] where.fp32: unknown condition"),
     ('[tvm]\nops = ["relu"]\nwhere = { f32 = 1 }', r"\[tvm\] where.f32: expected true or false"),
     ('[tvm]\nwhere = { f32 = true }', r"\[tvm\] where: the section offers no op"),
+    ('[tvm]\nops = ["relu"]\nwhere = { floats = ["f8"] }',
+     r"\[tvm\] where.floats: expected a list of element types \(f16, bf16, f32, f64\)"),
+    ('[tvm]\nops = ["relu"]\nwhere = { floats = [] }', r"\[tvm\] where.floats: expected a list"),
     ('[tvm]\nops = ["relu"]\nconditions = { add = {} }',
      r"\[tvm\] conditions.add: the section does not offer this op"),
     ('[tvm]\nmode = "replace"\nfusion = "none"', r"\[tvm\] mode: replace offers no op"),

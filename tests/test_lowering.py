@@ -222,9 +222,56 @@ func.func @resize(%x: tensor<1x2x5x6xf32>) -> (tensor<1x2x10x9xf32>, tensor<1x2x
 }
 """
 
+# attention's two contractions, a transpose, a row sum and three operands
+EINSUM = """
+func.func @einsum(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tensor<3x4xf32>, %n: tensor<4x5xf32>) -> (tensor<1x2x4x8xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3x5xf32>) {
+  %s = collage.einsum %q, %k {equation = "bhid,bhjd->bhij"} : (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x6xf32>
+  %o = collage.einsum %s, %k {equation = "bhij,bhjd->bhid"} : (tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x4x8xf32>
+  %t = collage.einsum %m {equation = "ij->ji"} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %r = collage.einsum %m {equation = "ij->i"} : (tensor<3x4xf32>) -> tensor<3xf32>
+  %c = collage.einsum %m, %n, %n {equation = "ij,jk,lk->il"} : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<3x4xf32>
+  %mm = collage.einsum %c, %n {equation = "ij,jk->ik"} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  func.return %o, %t, %r, %mm : tensor<1x2x4x8xf32>, tensor<4x3xf32>, tensor<3xf32>, tensor<3x5xf32>
+}
+"""
+
+# negative i32 indices; batched gather_nd; scatter with repeated tuples (add) and distinct
+# ones (none); the 2 smallest; exclusive reverse cumsum
+INDEXING = """
+func.func @indexing(%x: tensor<3x4x5xf32>, %i: tensor<3x2x5xi32>, %m: tensor<4x5xf32>) -> (tensor<3x2x5xf32>, tensor<3x2x5xf32>, tensor<4x5xf32>, tensor<4x2xf32>, tensor<4x2xi64>, tensor<3x4x5xf32>) {
+  %ge = collage.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x4x5xf32>, tensor<3x2x5xi32>) -> tensor<3x2x5xf32>
+  %b = collage.constant dense<[[[3], [-4]], [[0], [2]], [[-1], [1]]]> : tensor<3x2x1xi64>
+  %gb = collage.gather_nd %x, %b {batch_dims = 1 : i64} : (tensor<3x4x5xf32>, tensor<3x2x1xi64>) -> tensor<3x2x5xf32>
+  %t = collage.constant dense<[[2, -1], [0, 3], [-3, 0]]> : tensor<3x2xi64>
+  %gn = collage.gather_nd %x, %t {batch_dims = 0 : i64} : (tensor<3x4x5xf32>, tensor<3x2xi64>) -> tensor<3x5xf32>
+  %r = collage.constant dense<[[0], [-1], [2]]> : tensor<3x1xi64>
+  %sc = collage.scatter_nd %m, %r, %gn : (tensor<4x5xf32>, tensor<3x1xi64>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %d = collage.constant dense<[[1], [1], [-4]]> : tensor<3x1xi64>
+  %sa = collage.scatter_nd %sc, %d, %gn {reduction = "add"} : (tensor<4x5xf32>, tensor<3x1xi64>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %tv, %ti = collage.top_k %sa {k = 2 : i64, axis = -1 : i64, largest = false} : tensor<4x5xf32> -> tensor<4x2xf32>, tensor<4x2xi64>
+  %cs = collage.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<3x4x5xf32>
+  func.return %ge, %gb, %sa, %tv, %ti, %cs : tensor<3x2x5xf32>, tensor<3x2x5xf32>, tensor<4x5xf32>, tensor<4x2xf32>, tensor<4x2xi64>, tensor<3x4x5xf32>
+}
+"""
+
+# per channel (i8, along axis 1) and per tensor (ui8); power-of-two scales divide exactly
+QDQ = """
+func.func @qdq(%x: tensor<2x3x4xf32>, %q: tensor<2x3x4xui8>) -> (tensor<2x3x4xi8>, tensor<2x3x4xf32>, tensor<2x3x4xui8>, tensor<2x3x4xf32>) {
+  %s = collage.constant dense<[5.000000e-01, 2.500000e-01, 1.250000e-01]> : tensor<3xf32>
+  %z = collage.constant dense<[0, -3, 5]> : tensor<3xi8>
+  %a = collage.quantize_linear %x, %s, %z {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3x4xi8>
+  %d = collage.dequantize_linear %a, %s, %z {axis = 1 : i64} : (tensor<2x3x4xi8>, tensor<3xf32>, tensor<3xi8>) -> tensor<2x3x4xf32>
+  %t = collage.constant dense<6.250000e-02> : tensor<f32>
+  %u = collage.constant dense<128> : tensor<ui8>
+  %b = collage.quantize_linear %x, %t, %u : (tensor<2x3x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<2x3x4xui8>
+  %e = collage.dequantize_linear %q, %t, %u : (tensor<2x3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3x4xf32>
+  func.return %a, %d, %b, %e : tensor<2x3x4xi8>, tensor<2x3x4xf32>, tensor<2x3x4xui8>, tensor<2x3x4xf32>
+}
+"""
+
 FAMILIES = {"elementwise": ELEMENTWISE, "activations": ACTIVATIONS, "logic": LOGIC,
-            "layout": LAYOUT, "nn": NN, "conv_transpose": CONV_TRANSPOSE,
-            "norms": NORMS, "resize": RESIZE}
+            "layout": LAYOUT, "nn": NN, "conv_transpose": CONV_TRANSPOSE, "indexing": INDEXING,
+            "norms": NORMS, "resize": RESIZE, "einsum": EINSUM, "qdq": QDQ}
 
 
 def tuple_inputs(func: FuncOp) -> tuple[list, list[np.ndarray]]:

@@ -17,9 +17,9 @@ from enum import Enum
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
-from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType, f16, f32
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from collage_xdsl.backends.kernel import (
     CompiledKernel,
@@ -54,7 +54,14 @@ from collage_xdsl.core.rules import (
     UnionPartitionRule,
 )
 from collage_xdsl.core.subgraph import SubGraphConfig
-from collage_xdsl.dialects.collage import CompositeOp, ConstantOp, YieldOp
+from collage_xdsl.dialects.collage import (
+    QUANTIZED_TYPES,
+    CompositeOp,
+    ConstantOp,
+    QdqOp,
+    QuantizeLinearOp,
+    YieldOp,
+)
 from collage_xdsl.errors import CollageError
 
 OpPredicate = Callable[[Operation], bool]
@@ -84,14 +91,50 @@ class NamedPattern:
     check: Callable[[Match], bool] | None = None
 
 
-def f32_only(op: Operation) -> bool:
-    """Every floating-point operand and result of `op` is f32."""
-    for v in (*op.operands, *op.results):
-        t = v.type
-        if isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat):
-            if t.get_element_type().bitwidth != 32:
-                return False
-    return True
+@dataclass(frozen=True, init=False)
+class FloatTypes:
+    """An op predicate: every floating-point operand and result of the op has one of
+    `types` as its element type.
+
+        FloatTypes(f32, f16)(op)   # True for f32 and f16 ops, False for bf16 or f64 ones
+    """
+
+    types: tuple[Attribute, ...]
+
+    def __init__(self, *types: Attribute):
+        object.__setattr__(self, "types", types)
+
+    def __call__(self, op: Operation) -> bool:
+        for v in (*op.operands, *op.results):
+            t = v.type
+            if isinstance(t, TensorType) and isinstance(t.get_element_type(), AnyFloat):
+                if t.get_element_type() not in self.types:
+                    return False
+        return True
+
+
+f32_only = FloatTypes(f32)
+"""Every floating-point operand and result of the op is f32."""
+
+f32_or_f16 = FloatTypes(f32, f16)
+"""Every floating-point operand and result of the op is f32 or f16."""
+
+
+def qdq_types(op: Operation) -> bool:
+    """`op` is a quantize_linear or dequantize_linear between f32 (the float side and the
+    scale) and int8 or uint8: the QDQ form the BYOC backends accelerate."""
+    if not isinstance(op, QdqOp):
+        return False
+    real, quantized, scale = (
+        v.type.get_element_type() for v in  # type: ignore[attr-defined]
+        ((op.input, op.output) if isinstance(op, QuantizeLinearOp) else (op.output, op.input))
+        + (op.scale,))
+    return real == scale == f32 and quantized in QUANTIZED_TYPES
+
+
+QDQ_OPS: dict[str, OpPredicate] = {
+    "collage.quantize_linear": qdq_types, "collage.dequantize_linear": qdq_types}
+"""The QDQ ops with their predicate, for a BYOC backend's `supported_ops`."""
 
 
 @dataclass(frozen=True)

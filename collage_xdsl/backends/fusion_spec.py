@@ -7,6 +7,7 @@ what backends declare for candidate generation, without writing Python.
     kinds = ["elemwise", "broadcast"]            # ops by OpPatternKind
     exclude = ["softmax"]
     where = { f32 = true }                       # a condition on the ops this section offers
+                                                 # (or floats = ["f32", "f16"])
     conditions = { conv2d = { attrs = { group = 1 } } }
     patterns = { conv_relu = "conv2d+relu" }     # the composite onnxruntime.conv_relu
     fusion = "arbitrary"                         # none | tvm | arbitrary
@@ -28,14 +29,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from xdsl.dialects.builtin import bf16, f16, f32, f64
 from xdsl.ir import Operation
 
 from collage_xdsl.backends.base import (
     Backend,
+    FloatTypes,
     FusionStyle,
     NamedPattern,
     OpPredicate,
-    f32_only,
     full_op_name,
     kernel_op_names,
 )
@@ -47,7 +49,9 @@ KEYS = ("mode", "ops", "kinds", "exclude", "where", "conditions", "patterns", "f
         "max_depth")
 """The keys a `[backend]` section may have."""
 MODES = ("extend", "replace")
-CONDITION_KEYS = ("f32", "attrs")
+CONDITION_KEYS = ("f32", "floats", "attrs")
+FLOATS = {"f16": f16, "bf16": bf16, "f32": f32, "f64": f64}
+"""The element types a `floats` condition may name."""
 KINDS = {kind.name.lower(): kind for kind in OpPatternKind}
 PATTERN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -58,23 +62,32 @@ class FusionSpecError(CollageError):
 
 @dataclass(frozen=True)
 class Condition:
-    """A declarative op predicate: every floating-point operand and result is f32 (`f32`),
+    """A declarative op predicate: every floating-point operand and result has one of the
+    element types of `floats` (None: any; `f32 = true` is `floats = ["f32"]`),
     and the attributes `attrs` have these values (compared as `op_has_attrs` does)."""
 
-    f32: bool = False
+    floats: FloatTypes | None = None
     attrs: tuple[tuple[str, Any], ...] = ()
 
     def __call__(self, op: Operation) -> bool:
-        return (not self.f32 or f32_only(op)) and op_has_attrs(op, dict(self.attrs))
+        return ((self.floats is None or self.floats(op))
+                and op_has_attrs(op, dict(self.attrs)))
 
     def __and__(self, other: Condition) -> Condition:
         """Both conditions; `other`'s value wins for an attribute both name."""
-        return Condition(self.f32 or other.f32, tuple(sorted({**dict(self.attrs),
-                                                              **dict(other.attrs)}.items())))
+        attrs = tuple(sorted({**dict(self.attrs), **dict(other.attrs)}.items()))
+        return Condition(_both(self.floats, other.floats), attrs)
 
     def __bool__(self) -> bool:
         """Whether the condition excludes anything (an empty one holds for every op)."""
-        return self.f32 or bool(self.attrs)
+        return self.floats is not None or bool(self.attrs)
+
+
+def _both(a: FloatTypes | None, b: FloatTypes | None) -> FloatTypes | None:
+    """The element types both allow (None: any)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return FloatTypes(*(t for t in a.types if t in b.types))
 
 
 @dataclass(frozen=True)
@@ -238,20 +251,33 @@ def _per_op_conditions(value: Any, at: _At) -> dict[str, Condition]:
 
 
 def _condition(value: Any, at: _At, key: str) -> Condition:
-    """A condition table: `{ f32 = true, attrs = { group = 1 } }`."""
+    """A condition table: `{ f32 = true, floats = ["f32", "f16"], attrs = { group = 1 } }`."""
     if not isinstance(value, dict):
         raise at(key, f"expected a condition table such as {{ f32 = true }}, got {value!r}")
     unknown = sorted(set(value) - set(CONDITION_KEYS))
     if unknown:
         raise at(f"{key}.{unknown[0]}", f"unknown condition ({', '.join(CONDITION_KEYS)})")
-    f32 = value.get("f32", False)
-    if not isinstance(f32, bool):
-        raise at(f"{key}.f32", f"expected true or false, got {f32!r}")
+    only_f32 = value.get("f32", False)
+    if not isinstance(only_f32, bool):
+        raise at(f"{key}.f32", f"expected true or false, got {only_f32!r}")
     attrs = value.get("attrs", {})
     if not isinstance(attrs, dict):
         raise at(f"{key}.attrs", f"expected a table of attribute = value, got {attrs!r}")
-    return Condition(f32, tuple(sorted((name, _attr_value(v, at, f"{key}.attrs.{name}"))
-                                       for name, v in attrs.items())))
+    floats = _both(FloatTypes(f32) if only_f32 else None, _floats(value, at, key))
+    return Condition(floats, tuple(sorted((name, _attr_value(v, at, f"{key}.attrs.{name}"))
+                                          for name, v in attrs.items())))
+
+
+def _floats(value: Mapping[str, Any], at: _At, key: str) -> FloatTypes | None:
+    """The element types a condition's `floats` names (None when it has none)."""
+    if "floats" not in value:
+        return None
+    names = value["floats"]
+    known = isinstance(names, list) and all(isinstance(n, str) and n in FLOATS for n in names)
+    if not names or not known:
+        raise at(f"{key}.floats", f"expected a list of element types "
+                                  f"({', '.join(FLOATS)}), got {names!r}")
+    return FloatTypes(*(FLOATS[n] for n in names))
 
 
 def _attr_value(value: Any, at: _At, key: str) -> Any:

@@ -119,6 +119,12 @@ def _group_norm(g: _Graph, op: C.GroupNormOp, x: str, scale: str, bias: str) -> 
     return g.node("Add", [*scaled, *g.node("Reshape", [bias, per_channel])])
 
 
+def _qdq_axis(op: C.QdqOp) -> dict[str, int]:
+    """QuantizeLinear's / DequantizeLinear's `axis`, for a per-channel scale only."""
+    axis = op.channel_axis()
+    return {} if axis is None else {"axis": axis}
+
+
 def _reshape(g: _Graph, op: C.ReshapeOp, x: str) -> list[str]:
     shape = shape_of(op.output.type)
     return g.node("Reshape", [x, g.ints(shape)], allowzero=int(0 in shape))
@@ -146,6 +152,8 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
     C.GeluOp: lambda g, op, x: g.node(
         "Gelu", [x], approximate=op.approximate.data if op.approximate else "none"),
     C.CastOp: lambda g, op, x: g.node("Cast", [x], to=onnx_dtype(op.output.type)),
+    C.QuantizeLinearOp: lambda g, op, *xs: g.node("QuantizeLinear", xs, **_qdq_axis(op)),
+    C.DequantizeLinearOp: lambda g, op, *xs: g.node("DequantizeLinear", xs, **_qdq_axis(op)),
     C.BatchNormOp: lambda g, op, *xs: g.node(
         "BatchNormalization", xs, epsilon=get_float(op.epsilon, 1e-5)),
     C.ExpandOp: lambda g, op, x: g.node("Expand", [x, g.ints(shape_of(op.output.type))]),
@@ -165,6 +173,17 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
         mode="constant"),
     C.TileOp: lambda g, op, x: g.node("Tile", [x, g.ints(get_ints(op.repeats))]),
     C.ResizeOp: _resize,
+    C.GatherElementsOp: lambda g, op, d, i: g.node(
+        "GatherElements", [d, i], axis=get_int(op.axis, 0)),
+    C.GatherNdOp: lambda g, op, d, i: g.node(
+        "GatherND", [d, i], batch_dims=get_int(op.batch_dims, 0)),
+    C.ScatterNdOp: lambda g, op, *xs: g.node("ScatterND", xs, reduction=op.reduction_name()),
+    C.TopKOp: lambda g, op, x: g.node(
+        "TopK", [x, g.ints([get_int(op.k, 1)])], outputs=2, axis=get_int(op.axis, -1),
+        largest=int(get_bool(op.largest, True)), sorted=1),
+    C.CumSumOp: lambda g, op, x: g.node(
+        "CumSum", [x, g.const(np.array(get_int(op.axis, 0), np.int64))],
+        exclusive=int(get_bool(op.exclusive, False)), reverse=int(get_bool(op.reverse, False))),
     C.ReduceSumOp: _reduce("ReduceSum"),
     C.ReduceMeanOp: _reduce("ReduceMean"),
     C.ReduceMaxOp: _reduce("ReduceMax"),
@@ -182,6 +201,7 @@ _LOWER: dict[type[Operation], Callable[..., list[str]]] = {
         dilations=list(get_ints(op.dilations)),
         output_padding=list(get_ints(op.output_padding)), group=get_int(op.group, 1)),
     C.MaxPool2dOp: _pool,
+    C.EinsumOp: lambda g, op, *xs: g.node("Einsum", xs, equation=op.equation.data),
     C.AvgPool2dOp: _pool,
     C.SoftmaxOp: lambda g, op, x: g.node("Softmax", [x], axis=get_int(op.axis, -1)),
     C.LrnOp: lambda g, op, x: g.node(

@@ -24,7 +24,11 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.transforms.common_subexpression_elimination import cse
 
+import collage_xdsl.frontend.einsum_converters  # noqa: F401 (registers its converters)
+import collage_xdsl.frontend.index_converters  # noqa: F401 (registers its converters)
 import collage_xdsl.frontend.norm_converters  # noqa: F401 (registers its converters)
+import collage_xdsl.frontend.qdq_converters  # noqa: F401 (registers its converters)
+import collage_xdsl.frontend.recurrent_converters  # noqa: F401 (registers its converters)
 import collage_xdsl.frontend.shape_converters  # noqa: F401 (registers its converters)
 import collage_xdsl.frontend.window_converters  # noqa: F401 (registers its converters)
 from collage_xdsl.dialects.collage import ConstantOp
@@ -42,6 +46,10 @@ tensors are needed there); this keeps inference fast and under protobuf's 2 GB l
 
 _SHAPE_ONLY = {"Shape", "Size"}
 """Ops that always fold: every shape is static, whether or not the value is known."""
+
+_NEVER_FOLDED = {"DequantizeLinear"}
+"""Ops converted even when their inputs are constant: a dequantized int8 weight stays a
+`collage.dequantize_linear`, the QDQ form backends fuse (`qdq_converters`)."""
 
 _TYPED_AS_INPUT_0 = {"GroupNormalization"}
 """Ops ONNX shape inference leaves untyped (functions without an inference function); their
@@ -175,7 +183,8 @@ class OnnxImporter:
         for node in self.nodes:
             inputs = [n for n in node.input if n]
             if node.domain in ("", "ai.onnx") and (
-                all(n in known for n in inputs) or node.op_type in _SHAPE_ONLY
+                (all(n in known for n in inputs) and node.op_type not in _NEVER_FOLDED)
+                or node.op_type in _SHAPE_ONLY
             ):
                 known.update(node.output)
             elif node.domain not in ("", "ai.onnx") or node.op_type not in self.converters:
@@ -274,9 +283,9 @@ class OnnxImporter:
         for name in node.input:
             if name and name not in self.values:
                 raise ctx.error(f"input '{name}' is not defined before the node")
-        if node.op_type in _SHAPE_ONLY or all(
+        if node.op_type in _SHAPE_ONLY or (node.op_type not in _NEVER_FOLDED and all(
             isinstance(self.values[n], np.ndarray) for n in node.input if n
-        ):
+        )):
             outputs = self.fold(ctx)
         else:
             outputs = list(self.converters[node.op_type](ctx))

@@ -3,6 +3,8 @@ GlobalAveragePool (registered in `collage_xdsl.frontend.converters.CONVERTERS`).
 
     Conv(x, w, b)          -> %c = collage.conv2d %x, %w ; collage.add %c, %b   (b as [C,1,1])
     ConvTranspose(x, w, b) -> collage.conv_transpose2d %x, %w ; collage.add     (likewise)
+
+On an (N, C, L) input each is the 2-D op between two reshapes (`windows_1d.one_d_as_2d`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collage_xdsl.frontend.converters import (
     _reshape,
     converter,
 )
+from collage_xdsl.frontend.windows_1d import one_d_as_2d
 
 
 def _window(ctx: NodeContext, kernel: Sequence[int]):
@@ -47,6 +50,7 @@ def _window(ctx: NodeContext, kernel: Sequence[int]):
 
 
 @converter("Conv")
+@one_d_as_2d
 def convert_conv(ctx: NodeContext):
     kernel = ctx.ints_attr("kernel_shape", ctx.shape(1)[2:])
     strides, dilations, pads = _window(ctx, kernel)
@@ -68,6 +72,7 @@ def _add_bias(ctx: NodeContext, out: SSAValue) -> SSAValue:
 
 
 @converter("ConvTranspose")
+@one_d_as_2d
 def convert_conv_transpose(ctx: NodeContext):
     """The total pads that `output_shape` (or SAME_*: input * stride) implies are split as
     ONNX specifies: the odd one at the end for SAME_UPPER, else at the start; a total below
@@ -90,6 +95,7 @@ def convert_conv_transpose(ctx: NodeContext):
 
 
 @converter("MaxPool", "AveragePool")
+@one_d_as_2d
 def convert_pool(ctx: NodeContext):
     _only_output_0(ctx)
     kernel = ctx.ints_attr("kernel_shape")
@@ -104,6 +110,7 @@ def convert_pool(ctx: NodeContext):
 
 
 @converter("GlobalAveragePool")
+@one_d_as_2d
 def convert_global_avg_pool(ctx: NodeContext):
     if len(ctx.shape(0)) != 4:
         raise ctx.error(f"only rank-4 NCHW inputs are supported, got {list(ctx.shape(0))}")

@@ -9,8 +9,9 @@ running the bodies of `collage.kernel` / `collage.composite` regions:
 
 Every op is vectorised (convolution by im2col + matmul, pooling and LRN by
 sliding windows) and computes in its operands' dtype, as ONNX Runtime does for
-float32. Each result is checked against the op's IR result type; an intermediate
-is dropped as soon as its last user has run.
+float32; float16 operands compute in float32, each float16 result rounded
+(`collage_xdsl.ir.half`). Each result is checked against the op's IR result type; an
+intermediate is dropped as soon as its last user has run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from xdsl.traits import SymbolTable
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.dialects.collage import get_bool, get_float, get_int, get_ints
 from collage_xdsl.errors import CollageError
+from collage_xdsl.ir.half import narrow, widen
+from collage_xdsl.ir.indexing import cumsum, gather_elements, gather_nd, scatter_nd, top_k
 from collage_xdsl.ir.normalization import batch_norm, channel_norm, layer_norm
+from collage_xdsl.ir.quantize import dequantize_linear, quantize_linear
 from collage_xdsl.ir.resize import resize
 from collage_xdsl.ir.tensors import constant_array, np_dtype, shape_of
 from collage_xdsl.ir.windows import avg_pool, conv2d, conv_transpose2d, max_pool
@@ -271,6 +275,8 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.ClipOp: _clip,
     C.GeluOp: _gelu,
     C.CastOp: lambda op, x: x.astype(_result_dtype(op)),
+    C.QuantizeLinearOp: quantize_linear,
+    C.DequantizeLinearOp: dequantize_linear,
     C.WhereOp: lambda op, c, a, b: np.where(c, a, b),
     C.BatchNormOp: batch_norm,
     C.ExpandOp: lambda op, x: np.broadcast_to(x, shape_of(op.output.type)),
@@ -283,6 +289,11 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.PadOp: _pad,
     C.TileOp: lambda op, x: np.tile(x, get_ints(op.repeats)),
     C.ResizeOp: resize,
+    C.GatherElementsOp: gather_elements,
+    C.GatherNdOp: gather_nd,
+    C.ScatterNdOp: scatter_nd,
+    C.TopKOp: top_k,
+    C.CumSumOp: cumsum,
     C.ReduceSumOp: _reduce_sum,
     C.ReduceMeanOp: _reduce_mean,
     C.ReduceMaxOp: _reduce_max,
@@ -295,6 +306,7 @@ _IMPLS: dict[type[Operation], Callable[..., Value | list[Value]]] = {
     C.MaxPool2dOp: max_pool,
     C.AvgPool2dOp: avg_pool,
     C.GlobalAvgPool2dOp: lambda op, x: x.mean(axis=(2, 3), keepdims=True),
+    C.EinsumOp: lambda op, *xs: np.einsum(op.equation.data, *xs, optimize=True),
     C.SoftmaxOp: _softmax,
     C.LrnOp: _lrn,
     C.LayerNormOp: layer_norm,
@@ -323,11 +335,12 @@ def evaluate_op(op: Operation, operands: Sequence[Value]) -> list[Value]:
             raise InterpreterError(f"{where}: operand {i}: {why}")
     try:
         with np.errstate(all="ignore"):
-            produced = impl(op, *operands)
+            produced = impl(op, *(widen(v) for v in operands))
     except (ValueError, IndexError, TypeError, ArithmeticError) as e:
         raise InterpreterError(f"{where}: {e}") from None
     results = list(produced) if isinstance(produced, list) else [produced]
     results = [r if isinstance(r, tuple) else np.asarray(r) for r in results]
+    results = [narrow(r, t) for r, t in zip(results, op.result_types)] + results[len(op.results):]
     return _check_results(f"{where}: interpreter bug", results, op)
 
 

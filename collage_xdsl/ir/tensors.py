@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
     f16,
     f32,
@@ -45,6 +46,7 @@ _NP_TO_IR: dict[np.dtype, Attribute] = {
     np.dtype(np.int64): i64,
     np.dtype(np.int32): i32,
     np.dtype(np.int8): i8,
+    np.dtype(np.uint8): IntegerType(8, Signedness.UNSIGNED),
     np.dtype(np.bool_): i1,
 }
 
@@ -73,6 +75,8 @@ def np_dtype(element_type: Attribute) -> np.dtype:
         width = element_type.width.data
         if width == 1:
             return np.dtype(np.bool_)
+        if width == 8 and element_type.signedness.data == Signedness.UNSIGNED:
+            return np.dtype(np.uint8)
         if width in (8, 32, 64):
             return np.dtype(f"int{width}")
     raise TensorError(f"unsupported element type {element_type}")

@@ -1,6 +1,6 @@
-"""Matrix products and convolutions: `linalg.matmul`, `linalg.conv_2d_nchw_fchw` and
-`linalg.conv_2d_ngchw_gfchw` where a named op fits, a reduction `linalg.generic`
-otherwise, each accumulating into a zero-filled `tensor.empty`.
+"""Matrix products, einsums and convolutions: `linalg.matmul`, `linalg.conv_2d_nchw_fchw`
+and `linalg.conv_2d_ngchw_gfchw` where a named op fits, a reduction `linalg.generic`
+otherwise (always for an einsum), each accumulating into a zero-filled `tensor.empty`.
 
     %y = collage.matmul %x, %w : (tensor<1x256xf32>, tensor<256x10xf32>) -> tensor<1x10xf32>
 ==>
@@ -75,9 +75,13 @@ from collage_xdsl.linalg.windows import pad, window_pads
 
 
 def _multiply_add(b: Body, a: Sequence[SSAValue]) -> list[SSAValue]:
-    if isinstance(a[0].type, AnyFloat):
-        return [b.op(arith.AddfOp, a[2], b.op(arith.MulfOp, a[0], a[1]))]
-    return [b.op(arith.AddiOp, a[2], b.op(arith.MuliOp, a[0], a[1]))]
+    """The body ``acc + x0 * x1 * ...`` over the block arguments ``(x0, x1, ..., acc)``."""
+    floating = isinstance(a[0].type, AnyFloat)
+    mul, add = (arith.MulfOp, arith.AddfOp) if floating else (arith.MuliOp, arith.AddiOp)
+    product = a[0]
+    for x in a[1:-1]:
+        product = b.op(mul, product, x)
+    return [b.op(add, a[-1], product)]
 
 
 @lowers(C.MatmulOp)
@@ -100,6 +104,22 @@ def matmul(e: Emitter, op: C.MatmulOp, x: SSAValue, w: SSAValue) -> list[SSAValu
                                       k, loops[len(os) - 1]]
     maps = [affine_map(rank, x_map), affine_map(rank, w_map), affine_map(rank, loops[:-1])]
     return [e.generic([x, w], acc, maps, [PARALLEL] * len(os) + [REDUCTION], _multiply_add)]
+
+
+@lowers(C.EinsumOp)
+def einsum(e: Emitter, op: C.EinsumOp, *xs: SSAValue) -> list[SSAValue]:
+    """One loop per letter, the output's (parallel) then the summed ones (reduction); each
+    operand read through its term, the product of the operands added to a zero-filled
+    accumulator. For "bid,bjd->bij" the loops are (b, i, j, d) and the maps
+    ``(d0, d1, d3)``, ``(d0, d2, d3)`` and ``(d0, d1, d2)``."""
+    terms, output = C.EinsumOp.terms(op.equation.data)
+    summed = list(dict.fromkeys(c for c in "".join(terms) if c not in output))
+    letters = [*output, *summed]
+    loops = dict(zip(letters, dims(len(letters))))
+    maps = [affine_map(len(letters), [loops[c] for c in term]) for term in [*terms, output]]
+    iterators = [PARALLEL] * len(output) + [REDUCTION] * len(summed)
+    acc = e.filled(tensor_of(op.output), 0)
+    return [e.generic(list(xs), acc, maps, iterators, _multiply_add)]
 
 
 def _ints_attr(values: Sequence[int]) -> DenseIntElementsAttr:

@@ -9,7 +9,8 @@ of the convolution or matmul they scale.
 
 The rewrites, applied until none applies (an inner op must have no other user):
 
-- `op(c1, c2, ...)` -> `constant`, for any graph op whose operands are all constants;
+- `op(c1, c2, ...)` -> `constant`, for any graph op whose operands are all constants
+  except `dequantize_linear` (a quantized weight keeps the QDQ form backends fuse);
 - `add(add(x, c1), c2)` -> `add(x, c1 + c2)`, and likewise for `mul`;
 - `mul(conv2d(x, W), c)` -> `conv2d(x, W * c)` for a scalar or per-output-channel `c`;
   `mul(matmul(x, W), c)` -> `matmul(x, W * c)` for a 2-D `W` and a scalar or per-column `c`;
@@ -37,6 +38,7 @@ from collage_xdsl.dialects.collage import (
     AddOp,
     ConstantOp,
     Conv2dOp,
+    DequantizeLinearOp,
     GraphOp,
     MatmulOp,
     MulOp,
@@ -93,10 +95,12 @@ def replace_absorbing(rewriter: PatternRewriter, op: Operation, before: list[Ope
 
 
 class FoldConstantOps(RewritePattern):
-    """A graph op whose operands are all constants becomes one constant per result."""
+    """A graph op whose operands are all constants becomes one constant per result (a
+    `dequantize_linear` excepted)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if (not isinstance(op, GraphOp) or isinstance(op, ConstantOp) or not op.operands
+        if (not isinstance(op, GraphOp) or isinstance(op, ConstantOp | DequantizeLinearOp)
+                or not op.operands
                 or any(constant_of(v) is None for v in op.operands)
                 or not all(isinstance(r.type, TensorType) for r in op.results)):
             return

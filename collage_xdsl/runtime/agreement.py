@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f16
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import SymbolTable
 
@@ -24,6 +24,20 @@ from collage_xdsl.ir.interpreter import run_function
 
 RTOL = 1e-3
 """The relative tolerance outputs are compared with (`collage-refine`, the benchmarks)."""
+
+HALF_TOLERANCE = 1e-2
+"""The least rtol and atol a float16 output is compared with: float16 keeps 11 significant
+bits, and each op of a float16 model rounds (or, in another library, does not)."""
+
+
+def tolerances(module: Operation, rtol: float, atol: float) -> tuple[float, float]:
+    """The (rtol, atol) the outputs of `module` are compared with: the given ones, raised to
+    `HALF_TOLERANCE` when any of its values is a float16 tensor."""
+    for op in module.walk():
+        for v in (*op.operands, *op.results):
+            if isinstance(v.type, TensorType) and v.type.get_element_type() == f16:
+                return max(rtol, HALF_TOLERANCE), max(atol, HALF_TOLERANCE)
+    return rtol, atol
 
 
 def ill_conditioned(logits: np.ndarray, rtol: float = RTOL) -> bool:

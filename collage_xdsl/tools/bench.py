@@ -24,6 +24,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.timing import calls_per_sample, interleave, take_sample, timed
 from collage_xdsl.planner.pipeline import Partitioned, assign_module
 from collage_xdsl.runtime.additivity import AdditivityCheck, check_additivity
+from collage_xdsl.runtime.agreement import tolerances
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.model import (
     check_input_options,
@@ -166,7 +167,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         configs = configurations(model, partitioned, options.backends, policy, progress)
         partition_line = kernel_summary(partitioned)
         progress("checking that the outputs agree")
-        check_agreement(configs, inputs, model.output_names, args.rtol, args.atol)
+        check_agreement(configs, inputs, model.output_names,
+                        *tolerances(model.module, args.rtol, args.atol))
         singles = [name for name in configs if name != "collage"]
         progress(f"timing {len(configs)} configurations in {args.rounds} rounds")
         table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
@@ -206,9 +208,11 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--rtol", type=float, default=1e-3,
-                   help="relative tolerance of the output agreement check")
+                   help="relative tolerance of the output agreement check (at least 1e-2 "
+                        "for a float16 model)")
     p.add_argument("--atol", type=float, default=1e-4,
-                   help="absolute tolerance of the output agreement check")
+                   help="absolute tolerance of the output agreement check (at least 1e-2 "
+                        "for a float16 model)")
     p.add_argument("--additivity", type=int, default=0, metavar="ROUNDS",
                    help="then check the additive cost model on Collage's plan: its kernel "
                         "calls timed alone plus boundary costs against the run, side by "

@@ -20,6 +20,7 @@ import numpy as np
 from collage_xdsl.backends import parse_backend_options
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import run_module
+from collage_xdsl.runtime.agreement import tolerances
 from collage_xdsl.runtime.artifact import backend_versions, load_artifact
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools.model import (
@@ -74,14 +75,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise CollageError(f"--output {args.output}: cannot write it: {e.strerror}") from None
     if args.check:
         reference = onnxruntime_outputs(model.onnx_path, model.input_names, inputs, args.threads)
+        rtol, atol = tolerances(model.module, args.rtol, args.atol)
         problems = [p for name, got, want in zip(model.output_names, outputs, reference)
-                    if (p := compare(name, got, want, args.rtol, args.atol)) is not None]
+                    if (p := compare(name, got, want, rtol, atol)) is not None]
         if problems:
             for p in problems:
                 print(f"error: mismatch: {p}", file=sys.stderr)
             return 1
         print(f"check: {len(outputs)} output(s) match onnxruntime "
-              f"(rtol={args.rtol}, atol={args.atol})")
+              f"(rtol={rtol}, atol={atol})")
     return 0
 
 
@@ -94,8 +96,10 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--check", action="store_true",
                    help="compare with onnxruntime (CPU); exit 1 on a mismatch")
-    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --check")
-    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --check")
+    p.add_argument("--rtol", type=float, default=1e-4,
+                   help="relative tolerance of --check (at least 1e-2 for a float16 model)")
+    p.add_argument("--atol", type=float, default=1e-5,
+                   help="absolute tolerance of --check (at least 1e-2 for a float16 model)")
     p.add_argument("--threads", type=int, default=1,
                    help="onnxruntime intra-op threads for --check (default 1)")
     p.add_argument("--output", metavar="FILE.npz", help="save the outputs, keyed by name")

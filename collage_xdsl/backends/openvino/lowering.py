@@ -1,7 +1,8 @@
 """The OpenVINO hook: kernel -> ONNX model (in memory) -> model compiled for the CPU.
 
 One `openvino.Core` serves the process. Inference precision is forced to f32 (the
-CPU plugin's default here is bf16, which would make results incomparable);
+CPU plugin's default here is bf16, which would make results incomparable): an f16
+kernel converts its inputs to f32, computes in f32 and rounds its outputs to f16;
 threads and streams follow `ThreadPolicy`.
 """
 
@@ -68,8 +69,8 @@ class OpenVinoKernel:
         # set_input_tensor + infer is the cheapest call path (infer(dict) costs more)
         try:
             for i, x in enumerate(inputs):
-                request.set_input_tensor(i, ov.Tensor(np.ascontiguousarray(x),
-                                                      shared_memory=True))
+                request.set_input_tensor(i, ov.Tensor(np.require(x, requirements="C"),
+                                                      shared_memory=True))  # 0-d stays 0-d
             request.infer()
         except Exception:
             self.signature.check(inputs)

@@ -8,6 +8,7 @@
 The target is the host CPU by name (``"native"`` would mean generic x86), built with the
 default Relax pipeline plus the loop-nest schedule (`schedule`), or tuned schedules with
 `tune=metaschedule` (`tuning`). Ops Relax lacks are decomposed (LRN, batch norm).
+On float16, the ops that accumulate compute in float32 (`half`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from xdsl.ir import Operation
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.backends.tvm.half import ACCUMULATING, widened
+from collage_xdsl.backends.tvm.indexing import LOWER as INDEXING
 from collage_xdsl.backends.tvm.options import TuningOptions
 from collage_xdsl.backends.tvm.schedule import cpu_pipeline_with_schedule
 from collage_xdsl.backends.tvm.tuning import tuned_pipeline
@@ -192,6 +195,12 @@ def _resize_taps(op: C.ResizeOp, x):
     return x
 
 
+def _channel_axis(op: C.QdqOp) -> int:
+    """`R.quantize` / `R.dequantize`'s axis: a per-tensor (scalar) scale ignores it."""
+    axis = op.channel_axis()
+    return -1 if axis is None else axis
+
+
 def _pool_attrs(op: C.Pool2dOp) -> dict:
     return dict(pool_size=get_ints(op.kernel), strides=get_ints(op.strides),
                 padding=get_ints(op.pads), ceil_mode=get_bool(op.ceil_mode, False))
@@ -228,6 +237,10 @@ _LOWER: dict[type[Operation], Callable] = {
         R.nn.gelu_tanh(x) if op.approximate is not None and op.approximate.data == "tanh"
         else R.nn.gelu(x)),
     C.CastOp: lambda op, x: R.astype(x, _dtype(op.output.type)),
+    C.QuantizeLinearOp: lambda op, x, s, z: R.quantize(
+        x, s, z, _channel_axis(op), _dtype(op.output.type)),
+    C.DequantizeLinearOp: lambda op, x, s, z: R.dequantize(
+        x, s, z, _channel_axis(op), "float32"),
     C.AddOp: lambda op, a, b: R.add(a, b),
     C.SubOp: lambda op, a, b: R.subtract(a, b),
     C.MulOp: lambda op, a, b: R.multiply(a, b),
@@ -267,6 +280,7 @@ _LOWER: dict[type[Operation], Callable] = {
         output_padding=get_ints(op.output_padding), dilation=get_ints(op.dilations),
         groups=get_int(op.group, 1)),
     C.MatmulOp: lambda op, a, b: R.matmul(a, b),
+    C.EinsumOp: lambda op, *xs: R.einsum(list(xs), op.equation.data),
     C.MaxPool2dOp: lambda op, x: R.nn.max_pool2d(x, **_pool_attrs(op)),
     C.AvgPool2dOp: lambda op, x: R.nn.avg_pool2d(
         x, **_pool_attrs(op), count_include_pad=get_bool(op.count_include_pad, False)),
@@ -276,7 +290,11 @@ _LOWER: dict[type[Operation], Callable] = {
     C.LayerNormOp: _layer_norm,
     C.InstanceNormOp: _channel_norm,
     C.GroupNormOp: _channel_norm,
+    **INDEXING,
 }
+
+
+_LOWER.update({cls: widened(_LOWER[cls]) for cls in ACCUMULATING})
 
 
 def to_relax(func: FuncOp) -> tvm.IRModule:

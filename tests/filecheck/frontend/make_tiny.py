@@ -2,7 +2,7 @@
 
 - cnn: Conv(+bias, SAME_UPPER) -> Relu -> MaxPool -> a Shape/Gather/Unsqueeze/Concat chain
   feeding Reshape -> Gemm(transB) -> Softmax (opset 11, coerced to 2-D).
-- unsupported: Relu between two ops the frontend does not know (Hardmax, TopK).
+- unsupported: Relu between two ops the frontend does not know (Hardmax, NonZero).
 - symbolic: Relu over an input with a symbolic batch dimension.
 - duplicates: Conv -> Relu twice over the same input, with equal weights under two names,
   and the two ReLUs added.
@@ -57,9 +57,10 @@ def unsupported():
     nodes = [
         helper.make_node("Hardmax", ["x"], ["h"], name="hard"),
         helper.make_node("Relu", ["h"], ["r"]),
-        helper.make_node("TopK", ["r", "k"], ["y", "i"], name="top"),
+        helper.make_node("NonZero", ["r"], ["y"], name="nonzero"),
     ]
-    return nodes, [f32("x", [2, 4])], [f32("y", [2, 2])], 13, [const("k", np.array([2]))]
+    return nodes, [f32("x", [2, 4])], [helper.make_tensor_value_info("y", TensorProto.INT64,
+                                                                       [2, "n"])], 13, []
 
 
 def symbolic():

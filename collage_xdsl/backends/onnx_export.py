@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 from xdsl.dialects.builtin import TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
@@ -258,3 +258,35 @@ def export_onnx(func: FuncOp, backend: str = "onnx") -> onnx.ModelProto:
     )
     model.ir_version = 10
     return model
+
+
+_PROTOBUF_LIMIT = 2**31 - 1
+_GRAPH_ROOM = 64 << 20
+"""Room left under protobuf's limit for everything but the initializers' data."""
+
+
+def too_large(model: onnx.ModelProto) -> bool:
+    """Whether `model` cannot be serialized as one protobuf (over 2 GB): its hook must hand
+    the weights over beside it (`detach_initializers`)."""
+    data = sum(len(t.raw_data) for t in model.graph.initializer)
+    return data > _PROTOBUF_LIMIT - _GRAPH_ROOM
+
+
+def detach_initializers(model: onnx.ModelProto, location: str) -> dict[str, np.ndarray]:
+    """Takes the data of every initializer of at least 1 KiB out of `model`: each becomes
+    an external-data reference into `location` (laid out one after another) and its array
+    is returned by name. Small ones (shapes, scalars) stay inline for shape inference.
+
+        weights = detach_initializers(model, "weights.bin")   # model now serializes"""
+    detached, offset = {}, 0
+    for tensor in model.graph.initializer:
+        if len(tensor.raw_data) < 1024:
+            continue
+        detached[tensor.name] = numpy_helper.to_array(tensor)
+        length = len(tensor.raw_data)
+        external_data_helper.set_external_data(tensor, location, offset, length)
+        tensor.ClearField("raw_data")
+        tensor.data_location = TensorProto.EXTERNAL
+        offset += length
+    return detached
+

@@ -1,6 +1,7 @@
 """The ONNX Runtime hook: kernel -> ONNX model -> InferenceSession on the CPU EP.
 
-Threads and spinning follow `ThreadPolicy`; all graph optimisations are on. Inputs go to
+Threads and spinning follow `ThreadPolicy`; all graph optimisations are on. A kernel whose
+weights exceed protobuf's 2 GB hands them to the session as external initializers. Inputs go to
 `InferenceSession.run` as numpy arrays, which ONNX Runtime wraps without a copy (the
 cheapest of its call paths per call, `docs/measurement.md`).
 """
@@ -14,7 +15,7 @@ import onnxruntime as ort
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.backends.kernel import KernelCompileError
-from collage_xdsl.backends.onnx_export import export_onnx
+from collage_xdsl.backends.onnx_export import detach_initializers, export_onnx, too_large
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import DEFAULT_SPINNING, ThreadPolicy
 
@@ -46,10 +47,14 @@ class OrtKernel:
     def __init__(self, func: FuncOp, policy: ThreadPolicy):
         self.signature = Signature.of(func, self.backend)
         model = export_onnx(func, self.backend)
+        options = session_options(policy)
+        if too_large(model):  # over protobuf's 2 GB: the weights go beside the model
+            weights = detach_initializers(model, "weights.bin")
+            options.add_external_initializers(
+                list(weights), [ort.OrtValue.ortvalue_from_numpy(w) for w in weights.values()])
         try:
             self.session: ort.InferenceSession | None = ort.InferenceSession(
-                model.SerializeToString(), session_options(policy),
-                providers=["CPUExecutionProvider"],
+                model.SerializeToString(), options, providers=["CPUExecutionProvider"],
             )
         except Exception as e:  # ORT raises its own Fail / InvalidGraph / RuntimeException types
             raise KernelCompileError(

@@ -3,20 +3,24 @@
 One `openvino.Core` serves the process. Inference precision is forced to f32 (the
 CPU plugin's default here is bf16, which would make results incomparable): an f16
 kernel converts its inputs to f32, computes in f32 and rounds its outputs to f16;
-threads and streams follow `ThreadPolicy`.
+threads and streams follow `ThreadPolicy`. A kernel whose weights exceed protobuf's 2 GB is
+read from a temporary folder instead, its weights in an external-data file beside it.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 
 import numpy as np
+import onnx
 import openvino as ov
 from xdsl.dialects.func import FuncOp
 
 from collage_xdsl.backends.kernel import KernelCompileError
-from collage_xdsl.backends.onnx_export import export_onnx
+from collage_xdsl.backends.onnx_export import detach_initializers, export_onnx, too_large
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
 
@@ -27,6 +31,21 @@ VERSION = ov.get_version()
 def core() -> ov.Core:
     """The process's OpenVINO runtime core."""
     return ov.Core()
+
+
+def read_model(model: onnx.ModelProto) -> ov.Model:
+    """`model` read by OpenVINO's ONNX frontend: from memory, or (over protobuf's 2 GB) from
+    a temporary folder holding the model and its weights as external data."""
+    if not too_large(model):
+        return core().read_model(model.SerializeToString(), b"")
+    with tempfile.TemporaryDirectory(prefix="collage-openvino-") as folder:
+        weights = detach_initializers(model, "weights.bin")
+        with open(Path(folder) / "weights.bin", "wb") as f:
+            for array in weights.values():
+                f.write(np.ascontiguousarray(array).tobytes())
+        path = Path(folder) / "kernel.onnx"
+        path.write_bytes(model.SerializeToString())
+        return core().read_model(str(path))
 
 
 def _reason(e: Exception) -> str:
@@ -47,7 +66,7 @@ class OpenVinoKernel:
         model = export_onnx(func, self.backend)
         try:
             self.compiled: ov.CompiledModel | None = core().compile_model(
-                core().read_model(model.SerializeToString(), b""), "CPU",
+                read_model(model), "CPU",
                 policy.openvino_config(),
             )
         except RuntimeError as e:

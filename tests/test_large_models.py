@@ -1,7 +1,8 @@
 """Models over protobuf's 2 GB: the ONNX Runtime and OpenVINO hooks hand a kernel's weights
 over beside its model (`onnx_export.detach_initializers`). By default the detaching path is
 forced on a small kernel; with `--full` a 2.4 GB model (external data) is partitioned and run
-on each backend by `collage run --check`."""
+on each backend by `collage run --check` (iree refuses kernels over its weight limit in one
+line: it passes weights inline in MLIR text)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from collage_xdsl.backends import compile_kernel, onnx_export
+from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.frontend import import_onnx
 from collage_xdsl.ir.interpreter import run_function
 
@@ -97,3 +99,13 @@ def test_a_model_over_2gb_runs_on_each_backend(model_over_2gb, backend):
         capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "1 output(s) match onnxruntime" in run.stdout
+
+
+def test_iree_refuses_a_kernel_over_its_weight_limit_in_one_line(monkeypatch):
+    from collage_xdsl.backends.iree import lowering
+
+    monkeypatch.setattr(lowering, "MAX_WEIGHT_BYTES", 3 * 64 * 64 * 4 - 1)
+    main = next(iter(import_onnx(_matmul_chain(64, 3)).ops))
+    with pytest.raises(KernelCompileError, match=r"^iree: kernel @main holds 0\.00 GiB of "
+                       r"weights; this hook passes them inline in MLIR text and takes at most"):
+        compile_kernel("iree", main, threads=1)

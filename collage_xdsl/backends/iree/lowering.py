@@ -9,6 +9,7 @@ runtime has no way to import host memory on the CPU device); outputs are copied 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import cache
 
@@ -22,6 +23,8 @@ from xdsl.dialects.func import FuncOp
 from collage_xdsl.backends.kernel import KernelCompileError
 from collage_xdsl.backends.signature import Signature
 from collage_xdsl.backends.threads import ThreadPolicy
+from collage_xdsl.dialects.collage import ConstantOp
+from collage_xdsl.ir.tensors import np_dtype, shape_of
 from collage_xdsl.linalg import LoweringError, lower_to_linalg, mlir_text
 
 FLAGS = (
@@ -32,6 +35,10 @@ FLAGS = (
 """The compiler's flags: the host CPU through LLVM, its default optimisation level."""
 
 VERSION = f"{iree.compiler.version.VERSION}[{' '.join(FLAGS)}]"
+
+MAX_WEIGHT_BYTES = 1 << 30
+"""The most weight data a kernel may hold: the module goes to the compiler as text, its
+weights hex-encoded resource blobs, which costs several times their size in memory."""
 
 
 @cache
@@ -48,6 +55,14 @@ def kernel_module(func: FuncOp) -> ModuleOp:
     if any(isinstance(t, TupleType) for t in types):
         raise KernelCompileError(f"iree: kernel @{func.sym_name.data} passes tuples "
                                  "(its lowering takes tensors only)")
+    weights = sum(math.prod(shape_of(op.output.type)) * np_dtype(
+        op.output.type.get_element_type()).itemsize for op in func.walk()
+        if isinstance(op, ConstantOp))
+    if weights > MAX_WEIGHT_BYTES:
+        raise KernelCompileError(
+            f"iree: kernel @{func.sym_name.data} holds {weights / 2**30:.2f} GiB of weights; "
+            f"this hook passes them inline in MLIR text and takes at most "
+            f"{MAX_WEIGHT_BYTES / 2**30:.2f} GiB")
     copy = func.clone()
     copy.sym_name = StringAttr("kernel")
     copy.sym_visibility = None

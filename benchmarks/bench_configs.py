@@ -15,7 +15,9 @@ longer), through the runtime. `pf-<backend>` is the greedy BYOC baseline
 with `pf-<backend>` (`PAIRS`). Every configuration uses the same
 `ThreadPolicy`.
 
-Outputs are compared with ONNX Runtime's within RTOL / ATOL. One exception: an output
+Outputs are compared with ONNX Runtime's within RTOL / ATOL, raised for a float16 model
+and, for a dequantized output, to one quantization step (`runtime.agreement.tolerances`).
+One exception: an output
 computed by a Softmax whose logits are so large that one float32 ulp of them (np.spacing)
 is at least RTOL: then a rounding-level difference in the logits moves the probabilities
 by more than the tolerance, and which backend is "right" is decided by rounding (the light
@@ -36,7 +38,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
-from collage_xdsl.runtime.agreement import ill_conditioned
+from collage_xdsl.runtime.agreement import ill_conditioned, tolerances
 from collage_xdsl.runtime.executable import Executable
 from collage_xdsl.tools import bench as collage_bench
 from collage_xdsl.tools.model import LoadedModel
@@ -77,11 +79,11 @@ def executable(module: ModuleOp, policy: ThreadPolicy,
     return Executable(module, threads=policy, backend_options=options).run
 
 
-def _mismatch(got: np.ndarray, want: np.ndarray) -> str | None:
+def _mismatch(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"shape {list(got.shape)} instead of {list(want.shape)}"
-    if np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True):
+    if np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return None
     diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
     return f"max abs difference {np.nanmax(diff):.3g}"
@@ -118,6 +120,7 @@ class OutputCheck:
     def __init__(self, model: LoadedModel, inputs: Sequence[np.ndarray],
                  reference: Sequence[np.ndarray], policy: ThreadPolicy):
         self.model, self.inputs, self.reference, self.policy = model, inputs, reference, policy
+        self.rtol, self.atol = tolerances(model.module, RTOL, ATOL)
         self._logits: dict[str, np.ndarray] | None = None
 
     def logits(self) -> dict[str, np.ndarray]:
@@ -132,7 +135,7 @@ class OutputCheck:
             return f"{len(outputs)} outputs instead of {len(self.reference)}", []
         notes = []
         for name, got, want in zip(self.model.output_names, outputs, self.reference):
-            mismatch = _mismatch(got, want)
+            mismatch = _mismatch(got, want, self.rtol, self.atol)
             if mismatch is None:
                 continue
             logits = self.logits().get(name)

@@ -407,3 +407,12 @@ def test_block_split_between_onnxruntime_and_tvm_matches_onnxruntime(block, tmp_
         BLOCKS[block](), tmp_path / "block.onnx", [block], "onnxruntime", capsys,
         "--max-depth", "4", "--no-max-regions", *TOLERANCE)
     assert "2 kernels (onnxruntime 1, tvm 1)" in summary
+
+
+def test_a_dequantized_output_is_compared_within_one_quantization_step():
+    from collage_xdsl.runtime.agreement import STEP_MARGIN, tolerances
+
+    rtol, atol = tolerances(import_onnx(matmul_block()), 1e-4, 1e-5)
+    assert rtol == 1e-4 and atol == pytest.approx(OUT_SCALE * STEP_MARGIN)  # the f32 scale
+    relu_output = import_onnx(conv_block())  # its output is a Relu of the dequantized value
+    assert tolerances(relu_output, 1e-4, 1e-5) == (1e-4, 1e-5)

@@ -21,6 +21,7 @@ from xdsl.traits import SymbolTable
 from collage_xdsl.dialects import collage as C
 from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import run_function
+from collage_xdsl.ir.tensors import constant_array
 
 RTOL = 1e-3
 """The relative tolerance outputs are compared with (`collage-refine`, the benchmarks)."""
@@ -32,12 +33,31 @@ bits, and each op of a float16 model rounds (or, in another library, does not)."
 
 def tolerances(module: Operation, rtol: float, atol: float) -> tuple[float, float]:
     """The (rtol, atol) the outputs of `module` are compared with: the given ones, raised to
-    `HALF_TOLERANCE` when any of its values is a float16 tensor."""
+    `HALF_TOLERANCE` when any of its values is a float16 tensor, and atol to one quantization
+    step when a function returns a `collage.dequantize_linear` of a constant scale (an
+    intermediate quantization may round a value near a half step either way, and libraries
+    that run QDQ Conv/MatMul as integer kernels round differently)."""
+    steps = [0.0]
     for op in module.walk():
         for v in (*op.operands, *op.results):
             if isinstance(v.type, TensorType) and v.type.get_element_type() == f16:
-                return max(rtol, HALF_TOLERANCE), max(atol, HALF_TOLERANCE)
-    return rtol, atol
+                rtol, atol = max(rtol, HALF_TOLERANCE), max(atol, HALF_TOLERANCE)
+        if isinstance(op, ReturnOp):
+            steps += [_step(v) for v in op.operands]
+    return rtol, max(atol, max(steps) * STEP_MARGIN)
+
+
+STEP_MARGIN = 1.001
+"""One quantization step, and a little more for the float rounding of the scale product."""
+
+
+def _step(value: SSAValue) -> float:
+    """The quantization step of `value` if a dequantize_linear of a constant scale computes
+    it, else 0."""
+    op = value.owner
+    if isinstance(op, C.DequantizeLinearOp) and isinstance(op.scale.owner, C.ConstantOp):
+        return float(np.max(constant_array(op.scale.owner)))
+    return 0.0
 
 
 def ill_conditioned(logits: np.ndarray, rtol: float = RTOL) -> bool:

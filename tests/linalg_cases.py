@@ -45,6 +45,37 @@ def einsum(equation: str, *shapes: tuple[int, ...]) -> str:
 }}"""
 
 
+def ints(*values: int) -> str:
+    return f"array<i64: {', '.join(map(str, values))}>"
+
+
+def conv(op: str, x: tuple[int, ...], w: tuple[int, ...], out: tuple[int, ...], strides,
+         pads, dilations=(1, 1), group: int = 1, output_padding=None) -> str:
+    """``collage.conv2d`` or ``conv_transpose2d`` of %x by the weight %w."""
+    attrs = f"strides = {ints(*strides)}, pads = {ints(*pads)}, dilations = {ints(*dilations)}"
+    if output_padding is not None:
+        attrs += f", output_padding = {ints(*output_padding)}"
+    tx, tw, to = t(*x), t(*w), t(*out)
+    return f"""func.func @main(%x: {tx}, %w: {tw}) -> {to} {{
+  %y = collage.{op} %x, %w {{{attrs}, group = {group} : i64}} : ({tx}, {tw}) -> {to}
+  func.return %y : {to}
+}}"""
+
+
+def pool(op: str, x: tuple[int, ...], out: tuple[int, ...], kernel, strides, pads,
+         ceil_mode: bool = False, count_include_pad: bool | None = None) -> str:
+    """``collage.max_pool2d`` or ``avg_pool2d`` of %x (count_include_pad: avg only)."""
+    attrs = (f"kernel = {ints(*kernel)}, strides = {ints(*strides)}, pads = {ints(*pads)}, "
+             f"ceil_mode = {str(ceil_mode).lower()}")
+    if count_include_pad is not None:
+        attrs += f", count_include_pad = {str(count_include_pad).lower()}"
+    tx, to = t(*x), t(*out)
+    return f"""func.func @main(%x: {tx}) -> {to} {{
+  %y = collage.{op} %x {{{attrs}}} : {tx} -> {to}
+  func.return %y : {to}
+}}"""
+
+
 CASES: dict[str, list[str]] = {
     # element-wise (collage_xdsl/linalg/elementwise.py)
     **{f"collage.{op}": [unary(op)] for op in (
@@ -114,154 +145,47 @@ CASES: dict[str, list[str]] = {
 }"""],
     # convolutions, pooling, padding, LRN (linalg/contraction.py, linalg/windows.py)
     "collage.conv2d": [
-        """func.func @main(%x: tensor<1x3x8x8xf32>,
-                %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
-      dilations = array<i64: 1, 1>, group = 1 : i64}
-    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
-  func.return %y : tensor<1x4x6x6xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>,
-                %w: tensor<4x3x3x3xf32>) -> tensor<1x4x5x4xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 2, 1>,
-      dilations = array<i64: 1, 1>, group = 1 : i64}
-    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x5x4xf32>
-  func.return %y : tensor<1x4x5x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x9x8xf32>,
-                %w: tensor<5x3x3x2xf32>) -> tensor<1x5x9x5xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 1, 2>, pads = array<i64: 2, 2, 2, 2>,
-      dilations = array<i64: 2, 3>, group = 1 : i64}
-    : (tensor<1x3x9x8xf32>, tensor<5x3x3x2xf32>) -> tensor<1x5x9x5xf32>
-  func.return %y : tensor<1x5x9x5xf32>
-}""",
-        """func.func @main(%x: tensor<1x4x8x8xf32>,
-                %w: tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>,
-      dilations = array<i64: 1, 1>, group = 4 : i64}
-    : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
-  func.return %y : tensor<1x4x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x4x8x8xf32>,
-                %w: tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
-      dilations = array<i64: 1, 1>, group = 4 : i64}
-    : (tensor<1x4x8x8xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x8x8xf32>
-  func.return %y : tensor<1x8x8x8xf32>
-}""",
-        """func.func @main(%x: tensor<2x4x8x8xf32>,
-                %w: tensor<6x2x3x3xf32>) -> tensor<2x6x5x4xf32> {
-  %y = collage.conv2d %x, %w {strides = array<i64: 1, 2>, pads = array<i64: 0, 1, 1, 0>,
-      dilations = array<i64: 2, 1>, group = 2 : i64}
-    : (tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x5x4xf32>
-  func.return %y : tensor<2x6x5x4xf32>
-}""",
+        conv("conv2d", (1, 3, 8, 8), (4, 3, 3, 3), (1, 4, 6, 6), (1, 1), (0, 0, 0, 0)),
+        conv("conv2d", (1, 3, 8, 8), (4, 3, 3, 3), (1, 4, 5, 4), (2, 2), (1, 0, 2, 1)),
+        conv("conv2d", (1, 3, 9, 8), (5, 3, 3, 2), (1, 5, 9, 5), (1, 2), (2, 2, 2, 2),
+             dilations=(2, 3)),
+        conv("conv2d", (1, 4, 8, 8), (4, 1, 3, 3), (1, 4, 4, 4), (2, 2), (1, 1, 1, 1), group=4),
+        conv("conv2d", (1, 4, 8, 8), (8, 1, 3, 3), (1, 8, 8, 8), (1, 1), (1, 1, 1, 1), group=4),
+        conv("conv2d", (2, 4, 8, 8), (6, 2, 3, 3), (2, 6, 5, 4), (1, 2), (0, 1, 1, 0),
+             dilations=(2, 1), group=2),
     ],
     "collage.conv_transpose2d": [
-        """func.func @main(%x: tensor<1x4x5x5xf32>,
-                %w: tensor<4x3x3x3xf32>) -> tensor<1x3x7x7xf32> {
-  %y = collage.conv_transpose2d %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0,
-      0>, dilations = array<i64: 1, 1>,
-      output_padding = array<i64: 0, 0>, group = 1 : i64}
-    : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x7x7xf32>
-  func.return %y : tensor<1x3x7x7xf32>
-}""",
-        """func.func @main(%x: tensor<1x4x5x5xf32>,
-                %w: tensor<4x2x3x3xf32>) -> tensor<1x2x10x10xf32> {
-  %y = collage.conv_transpose2d %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1,
-      1>, dilations = array<i64: 1, 1>,
-      output_padding = array<i64: 1, 1>, group = 1 : i64}
-    : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x10x10xf32>
-  func.return %y : tensor<1x2x10x10xf32>
-}""",
-        """func.func @main(%x: tensor<2x4x4x5xf32>,
-                %w: tensor<4x3x2x3xf32>) -> tensor<2x6x8x8xf32> {
-  %y = collage.conv_transpose2d %x, %w {strides = array<i64: 2, 1>, pads = array<i64: 0, 1, 2,
-      0>, dilations = array<i64: 2, 2>,
-      output_padding = array<i64: 1, 0>, group = 2 : i64}
-    : (tensor<2x4x4x5xf32>, tensor<4x3x2x3xf32>) -> tensor<2x6x8x8xf32>
-  func.return %y : tensor<2x6x8x8xf32>
-}""",
-        """func.func @main(%x: tensor<1x4x4x4xf32>,
-                %w: tensor<4x1x3x3xf32>) -> tensor<1x4x11x7xf32> {
-  %y = collage.conv_transpose2d %x, %w {strides = array<i64: 3, 2>, pads = array<i64: 2, 0, 1,
-      3>, dilations = array<i64: 1, 1>,
-      output_padding = array<i64: 2, 1>, group = 4 : i64}
-    : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x11x7xf32>
-  func.return %y : tensor<1x4x11x7xf32>
-}""",
-        """func.func @main(%x: tensor<1x2x5x5xf32>,
-                %w: tensor<2x2x2x2xf32>) -> tensor<1x2x11x13xf32> {
-  %y = collage.conv_transpose2d %x, %w {strides = array<i64: 3, 3>, pads = array<i64: 2, 2, 1,
-      1>, dilations = array<i64: 1, 1>,
-      output_padding = array<i64: 0, 2>, group = 1 : i64}
-    : (tensor<1x2x5x5xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x11x13xf32>
-  func.return %y : tensor<1x2x11x13xf32>
-}""",
+        conv("conv_transpose2d", (1, 4, 5, 5), (4, 3, 3, 3), (1, 3, 7, 7), (1, 1),
+             (0, 0, 0, 0), output_padding=(0, 0)),
+        conv("conv_transpose2d", (1, 4, 5, 5), (4, 2, 3, 3), (1, 2, 10, 10), (2, 2),
+             (1, 1, 1, 1), output_padding=(1, 1)),
+        conv("conv_transpose2d", (2, 4, 4, 5), (4, 3, 2, 3), (2, 6, 8, 8), (2, 1),
+             (0, 1, 2, 0), dilations=(2, 2), group=2, output_padding=(1, 0)),
+        conv("conv_transpose2d", (1, 4, 4, 4), (4, 1, 3, 3), (1, 4, 11, 7), (3, 2),
+             (2, 0, 1, 3), group=4, output_padding=(2, 1)),
+        conv("conv_transpose2d", (1, 2, 5, 5), (2, 2, 2, 2), (1, 2, 11, 13), (3, 3),
+             (2, 2, 1, 1), output_padding=(0, 2)),
     ],
     "collage.max_pool2d": [
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>,
-      pads = array<i64: 0, 0, 0, 0>, ceil_mode = false}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-      pads = array<i64: 1, 1, 1, 1>, ceil_mode = false}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-      pads = array<i64: 0, 0, 0, 0>, ceil_mode = true}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x9xf32>) -> tensor<1x3x4x3xf32> {
-  %y = collage.max_pool2d %x {kernel = array<i64: 3, 2>, strides = array<i64: 2, 3>,
-      pads = array<i64: 1, 0, 0, 1>, ceil_mode = true}
-    : tensor<1x3x8x9xf32> -> tensor<1x3x4x3xf32>
-  func.return %y : tensor<1x3x4x3xf32>
-}""",
+        pool("max_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0)),
+        pool("max_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (3, 3), (2, 2), (1, 1, 1, 1)),
+        pool("max_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (3, 3), (2, 2), (0, 0, 0, 0),
+             ceil_mode=True),
+        pool("max_pool2d", (1, 3, 8, 9), (1, 3, 4, 3), (3, 2), (2, 3), (1, 0, 0, 1),
+             ceil_mode=True),
     ],
     "collage.avg_pool2d": [
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>,
-      pads = array<i64: 0, 0, 0, 0>, ceil_mode = false}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-      pads = array<i64: 1, 1, 1, 1>, ceil_mode = false, count_include_pad = false}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-      pads = array<i64: 1, 1, 1, 1>, ceil_mode = false, count_include_pad = true}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-      pads = array<i64: 0, 0, 0, 0>, ceil_mode = true}
-    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
-  func.return %y : tensor<1x3x4x4xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x9xf32>) -> tensor<1x3x5x5xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 3, 2>, strides = array<i64: 2, 2>,
-      pads = array<i64: 1, 0, 1, 2>, ceil_mode = true, count_include_pad = true}
-    : tensor<1x3x8x9xf32> -> tensor<1x3x5x5xf32>
-  func.return %y : tensor<1x3x5x5xf32>
-}""",
-        """func.func @main(%x: tensor<1x3x8x9xf32>) -> tensor<1x3x5x5xf32> {
-  %y = collage.avg_pool2d %x {kernel = array<i64: 3, 2>, strides = array<i64: 2, 2>,
-      pads = array<i64: 1, 0, 1, 2>, ceil_mode = true, count_include_pad = false}
-    : tensor<1x3x8x9xf32> -> tensor<1x3x5x5xf32>
-  func.return %y : tensor<1x3x5x5xf32>
-}""",
+        pool("avg_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (2, 2), (2, 2), (0, 0, 0, 0)),
+        pool("avg_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (3, 3), (2, 2), (1, 1, 1, 1),
+             count_include_pad=False),
+        pool("avg_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (3, 3), (2, 2), (1, 1, 1, 1),
+             count_include_pad=True),
+        pool("avg_pool2d", (1, 3, 8, 8), (1, 3, 4, 4), (3, 3), (2, 2), (0, 0, 0, 0),
+             ceil_mode=True),
+        pool("avg_pool2d", (1, 3, 8, 9), (1, 3, 5, 5), (3, 2), (2, 2), (1, 0, 1, 2),
+             ceil_mode=True, count_include_pad=True),
+        pool("avg_pool2d", (1, 3, 8, 9), (1, 3, 5, 5), (3, 2), (2, 2), (1, 0, 1, 2),
+             ceil_mode=True, count_include_pad=False),
     ],
     "collage.global_avg_pool2d": [
         """func.func @main(%x: tensor<2x3x5x7xf32>) -> tensor<2x3x1x1xf32> {

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from ir_helpers import main_of
 from onnx import TensorProto, helper, numpy_helper
 
 from collage_xdsl.backends import compile_kernel, onnx_export
@@ -69,7 +70,7 @@ def test_a_kernel_too_large_for_protobuf_runs_with_its_weights_beside_it(
 
     monkeypatch.setattr(hook, "detach_initializers", detach)
     module = import_onnx(_matmul_chain(64, 3))
-    main = next(iter(module.ops))
+    main = main_of(module)
     x = RNG.standard_normal((1, 64), dtype=np.float32)
     kernel = compile_kernel(backend, main, threads=1)
     try:
@@ -105,7 +106,7 @@ def test_iree_refuses_a_kernel_over_its_weight_limit_in_one_line(monkeypatch):
     from collage_xdsl.backends.iree import lowering
 
     monkeypatch.setattr(lowering, "MAX_WEIGHT_BYTES", 3 * 64 * 64 * 4 - 1)
-    main = next(iter(import_onnx(_matmul_chain(64, 3)).ops))
+    main = main_of(import_onnx(_matmul_chain(64, 3)))
     with pytest.raises(KernelCompileError, match=r"^iree: kernel @main holds 0\.00 GiB of "
                        r"weights; this hook passes them inline in MLIR text and takes at most"):
         compile_kernel("iree", main, threads=1)

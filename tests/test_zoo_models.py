@@ -22,11 +22,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from collage_xdsl.dialects.collage import Collage
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin
-from xdsl.dialects.func import Func, FuncOp
-from xdsl.parser import Parser
+from ir_helpers import main_of, parse
 
 from collage_xdsl.backends import compile_kernel
 from collage_xdsl.frontend import import_onnx
@@ -110,20 +106,12 @@ def _close(got: list[np.ndarray], want: list[np.ndarray], case: Case) -> None:
         np.testing.assert_allclose(g, w, rtol=1e-3, atol=atol)
 
 
-def _main(module) -> FuncOp:
-    return next(op for op in module.walk() if isinstance(op, FuncOp)
-                and op.sym_name.data == "main")
-
-
 @pytest.mark.parametrize("name", MODELS)
 def test_imports_verifies_prints_and_reparses(zoo, name):
     module = import_onnx(zoo(name).model)
     module.verify()
     text = str(module)
-    ctx = Context()
-    for dialect in (Builtin, Func, Collage):
-        ctx.load_dialect(dialect)
-    reparsed = Parser(ctx, text).parse_module()
+    reparsed = parse(text)
     reparsed.verify()
     assert str(reparsed) == text
 
@@ -131,7 +119,7 @@ def test_imports_verifies_prints_and_reparses(zoo, name):
 @pytest.mark.parametrize("name", MODELS)
 def test_interpreter_matches_onnxruntime(zoo, name):
     case = zoo(name)
-    _close(run_function(_main(import_onnx(case.model)), case.feeds), case.want, case)
+    _close(run_function(main_of(import_onnx(case.model)), case.feeds), case.want, case)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -141,7 +129,7 @@ def test_each_backend_alone_matches_onnxruntime(zoo, name, backend):
     module = import_onnx(case.model)
     if backend == "iree" and not lower_to_linalg(module.clone()).complete:
         pytest.skip(f"{name} does not lower to linalg completely")
-    kernel = compile_kernel(backend, _main(module), threads=2)
+    kernel = compile_kernel(backend, main_of(module), threads=2)
     try:
         got = kernel(case.feeds)
     finally:

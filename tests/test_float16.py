@@ -96,6 +96,11 @@ LONG = {
     "reduce_l2": ("%a: tensor<2x8192xf16>",
                   "collage.reduce_l2 %a {axes = array<i64: 1>, keepdims = true} : "
                   "tensor<2x8192xf16> -> tensor<2x1xf16>", "tensor<2x1xf16>"),
+    "einsum": ("%a: tensor<4x2048xf16>, %b: tensor<8x2048xf16>",
+               'collage.einsum %a, %b {equation = "ik,jk->ij"} : (tensor<4x2048xf16>, '
+               "tensor<8x2048xf16>) -> tensor<4x8xf16>", "tensor<4x8xf16>"),
+    "cumsum": ("%a: tensor<2x8192xf16>",
+               "collage.cumsum %a {axis = 1 : i64} : tensor<2x8192xf16>", "tensor<2x8192xf16>"),
 }
 
 

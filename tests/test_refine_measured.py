@@ -1,12 +1,14 @@
 """Whole-plan scoring measured (`collage_xdsl.refine.measured.MeasuredScorer`): the timing
 a comparison may take, a timed sample after an untimed call, and the MLP's plans on the
 real backends in a worker process: failing, disagreeing and crashing challengers, the
-deadline, and a softmax that differs only by rounding."""
+deadline, a softmax that differs only by rounding, and the tolerances of a float16 and an
+int8 model."""
 
 from __future__ import annotations
 
 import os
 import time
+from functools import partial
 
 import numpy as np
 import pytest
@@ -21,10 +23,16 @@ from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.ir.inputs import random_arguments
 from collage_xdsl.ir.interpreter import run_function
-from collage_xdsl.planner.refinement import variant_builder
+from collage_xdsl.planner.options import RefinementOptions
+from collage_xdsl.planner.refinement import _scorer, variant_builder
+from collage_xdsl.refine import measured
 from collage_xdsl.refine.measured import MeasuredScorer, _interleave
 from collage_xdsl.refine.moves import make_plan
-from collage_xdsl.runtime.agreement import SoftmaxRounding, ill_conditioned
+from collage_xdsl.runtime.agreement import (
+    HALF_TOLERANCE,
+    SoftmaxRounding,
+    ill_conditioned,
+)
 
 
 def test_the_measured_scorer_bounds_a_comparisons_timing():
@@ -194,3 +202,55 @@ def test_measured_scorer_accepts_a_softmax_that_differs_only_by_rounding(scale, 
     else:
         assert c.reason.startswith("output 0 disagrees with the start plan's (max difference")
         assert c.ratio == float("inf") and c.note == ""
+
+
+H = "tensor<1x64xf16>"
+Q = "tensor<1x64xf32>"
+TOLERANCE_MODELS = {
+    "float16": (f"""
+func.func @main(%x: {H}) -> {H} {{
+  %r = collage.relu %x : {H}
+  func.return %r : {H}
+}}
+""", HALF_TOLERANCE),
+    "int8": (f"""
+func.func @main(%x: {Q}) -> {Q} {{
+  %s = collage.constant dense<5.000000e-02> : tensor<f32>
+  %z = collage.constant dense<128> : tensor<ui8>
+  %q = collage.quantize_linear %x, %s, %z : ({Q}, tensor<f32>, tensor<ui8>) -> tensor<1x64xui8>
+  %y = collage.dequantize_linear %q, %s, %z : (tensor<1x64xui8>, tensor<f32>, tensor<ui8>) -> {Q}
+  func.return %y : {Q}
+}}
+""", 0.05),
+}
+"""A float16 model and an int8 one whose output is dequantized in steps of 0.05, each with
+the least atol its plans are compared with."""
+
+
+def shifted(shifts: dict[str, float], backend, func, policy):
+    """The worker's compile hook: each backend's outputs shifted by `shifts[backend]`."""
+    shift = shifts[backend]
+    return Transformed(compile_kernel(backend, func, policy), lambda outputs: [
+        y + np.asarray(shift, y.dtype) for y in map(np.asarray, outputs)])
+
+
+@pytest.mark.parametrize("model", TOLERANCE_MODELS)
+def test_refinement_compares_plans_within_the_models_tolerances(model, monkeypatch):
+    """Plans that differ by half the model's atol (beyond float32's) agree; by three times
+    it, they do not."""
+    text, atol = TOLERANCE_MODELS[model]
+    module = parse(text)
+    graph = DataflowGraph(main_of(module))
+    tvm, ort, ov = (make_plan(assign_kernels(graph, get_backend(b)), f"{b} alone")
+                    for b in ("tvm", "onnxruntime", "openvino"))
+    hook = partial(shifted, {"tvm": 0.0, "onnxruntime": atol / 2, "openvino": 3 * atol})
+    # the scorer refinement makes for the model, with the hook
+    monkeypatch.setattr(measured, "MeasuredScorer", partial(MeasuredScorer, compile=hook))
+    scorer = _scorer(module, "main", len(graph), RefinementOptions(rounds=3))
+    try:
+        far = time.monotonic() + 300
+        within, beyond = scorer.compare(tvm, ort, far), scorer.compare(tvm, ov, far)
+    finally:
+        scorer.close()
+    assert within.reason == "" and 0 < within.ratio < float("inf")
+    assert beyond.reason.startswith("output 0 disagrees with the start plan's (max difference")

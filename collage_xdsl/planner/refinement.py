@@ -37,7 +37,7 @@ from collage_xdsl.refine.driver import refine
 from collage_xdsl.refine.moves import MoveSpace, Plan
 from collage_xdsl.refine.report import AUTO, Refinement
 from collage_xdsl.refine.scoring import LatencyScorer, ModelLatency, Scorer
-from collage_xdsl.runtime.agreement import SoftmaxRounding
+from collage_xdsl.runtime.agreement import ATOL, RTOL, SoftmaxRounding, tolerances
 
 
 @dataclass
@@ -102,9 +102,11 @@ def _scorer(work: ModuleOp, name: str, nodes: int, options: RefinementOptions) -
     func = SymbolTable.lookup_symbol(work, name)
     assert isinstance(func, FuncOp)
     inputs = random_arguments(func, options.seed, int_high=2)
+    rtol, atol = tolerances(work, RTOL, ATOL)
     return MeasuredScorer(variant_builder(work, name, nodes), inputs, name,
                           rounds=options.rounds, timeout_s=float(options.timeout),
                           precision=max(float(options.min_gain) / 2, 0.005),
+                          rtol=rtol, atol=atol,
                           explain=SoftmaxRounding(work, name, inputs).note,
                           backend_options=options.backend_map())
 

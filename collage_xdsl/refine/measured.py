@@ -37,7 +37,7 @@ from collage_xdsl.measure.timing import (
 from collage_xdsl.measure.workers import WorkerProcess, WorkerStartError, incoming
 from collage_xdsl.refine.moves import Plan
 from collage_xdsl.refine.scoring import Comparison, Scorer
-from collage_xdsl.runtime.agreement import RTOL
+from collage_xdsl.runtime.agreement import ATOL, RTOL
 from collage_xdsl.runtime.executable import Executable, KernelCompiler
 
 
@@ -142,7 +142,7 @@ class MeasuredScorer(Scorer):
         backend_options: BackendOptions | None = None,
         timeout_s: float = 120.0,
         rtol: float = RTOL,
-        atol: float = 1e-4,
+        atol: float = ATOL,
         explain: Callable[[int], str | None] | None = None,
         start_timeout_s: float = 120.0,
     ):

@@ -26,6 +26,9 @@ from collage_xdsl.ir.tensors import constant_array
 RTOL = 1e-3
 """The relative tolerance outputs are compared with (`collage-refine`, the benchmarks)."""
 
+ATOL = 1e-4
+"""The absolute tolerance outputs are compared with (`collage-refine`)."""
+
 HALF_TOLERANCE = 1e-2
 """The least rtol and atol a float16 output is compared with: float16 keeps 11 significant
 bits, and each op of a float16 model rounds (or, in another library, does not)."""

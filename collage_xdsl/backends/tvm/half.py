@@ -1,7 +1,7 @@
-"""float16 in the TVM lowering: the ops that accumulate (contractions, reductions, pooling,
-softmax, normalizations) compute on float16 operands in float32 and round their result to
-float16, as ONNX Runtime and OpenVINO do on the CPU (Relax alone would accumulate in
-float16). Other ops compute in float16.
+"""float16 in the TVM lowering: the ops that accumulate (contractions, einsum, reductions,
+cumulative sums, pooling, softmax, normalizations) compute on float16 operands in float32
+and round their result to float16, as ONNX Runtime and OpenVINO do on the CPU (Relax alone
+would accumulate in float16). Other ops compute in float16.
 
     %r = collage.matmul %a, %b : (tensor<4x64xf16>, tensor<64x8xf16>) -> tensor<4x8xf16>
       ->  a32 = R.astype(a, "float32"); b32 = R.astype(b, "float32")
@@ -20,9 +20,9 @@ from collage_xdsl.dialects import collage as C
 from collage_xdsl.ir.tensors import np_dtype
 
 ACCUMULATING: tuple[type[Operation], ...] = (
-    C.MatmulOp, C.Conv2dOp, C.ConvTranspose2dOp, C.ReduceSumOp, C.ReduceMeanOp, C.ReduceL2Op,
-    C.AvgPool2dOp, C.GlobalAvgPool2dOp, C.SoftmaxOp, C.LayerNormOp, C.InstanceNormOp,
-    C.GroupNormOp,
+    C.MatmulOp, C.Conv2dOp, C.ConvTranspose2dOp, C.EinsumOp, C.ReduceSumOp, C.ReduceMeanOp,
+    C.ReduceL2Op, C.CumSumOp, C.AvgPool2dOp, C.GlobalAvgPool2dOp, C.SoftmaxOp, C.LayerNormOp,
+    C.InstanceNormOp, C.GroupNormOp,
 )
 """The ops `widened` lowers in float32 when their operands are float16."""
 

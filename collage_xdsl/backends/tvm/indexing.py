@@ -63,10 +63,9 @@ def _top_k(op: C.TopKOp, x) -> list:
 
 def _cumsum(op: C.CumSumOp, x):
     axis, reverse = get_int(op.axis, 0), get_bool(op.reverse, False)
-    dtype = str(np_dtype(op.input.type.get_element_type()))
     if reverse:
         x = _bind(R.flip(x, axis))
-    total = R.cumsum(x, axis, dtype, get_bool(op.exclusive, False))
+    total = R.cumsum(x, axis, exclusive=get_bool(op.exclusive, False))  # in x's dtype
     return R.flip(_bind(total), axis) if reverse else total
 
 

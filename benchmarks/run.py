@@ -403,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="results.json, table.md, ratios.png (default WORK/results)")
     p.add_argument("--refine-budget", default="auto", metavar="S|auto",
                    help="end-to-end refinement for `collage`: seconds or auto (default; "
-                        "30 s to 600 s by the time a plan takes to load); 0 skips that "
+                        "1 s to 600 s by the moves worth trying and the time a plan "
+                        "takes to load and time, docs/refinement.md); 0 skips that "
                         "configuration")
     p.add_argument("--additivity-rounds", type=int, default=15, metavar="N",
                    help="rounds of the additive-model check of the collage plans "

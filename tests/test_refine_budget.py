@@ -1,14 +1,27 @@
 """The refinement driver's budget (`collage_xdsl.refine.driver`) on a simulated clock: the
-budget bounds the search, the auto budget grows with the start plan's load and timing,
-a seed's share, an explicit budget kept, and the confirmation's reserve: a cut found as
-the budget runs out is still compared with the start plan and kept."""
+budget bounds the search, the auto budget follows the start plan's load and timing and the
+moves worth trying, the search stops before its budget when it converged, ran out of
+moves or found only fruitless ones, a seed's share, an explicit budget kept, and the
+confirmation's reserve: a cut found as the budget runs out is still compared with the
+start plan and kept."""
 
 from __future__ import annotations
 
 import pytest
-from refine_helpers import BAD_START, chain_space, fused_bc_case, kernels, op_latency
+from ir_helpers import main_of, parse
+from refine_helpers import (
+    BAD_START,
+    CONFIGS,
+    chain_space,
+    fused_bc_case,
+    kernels,
+    op_latency,
+)
 
-from collage_xdsl.refine.driver import AUTO_CAP_S, AUTO_MIN_S, CUT_TRIALS, refine
+from collage_xdsl.backends import get_backend
+from collage_xdsl.backends.test import make_test_backend
+from collage_xdsl.core.graph import DataflowGraph
+from collage_xdsl.refine.driver import AUTO_CAP_S, AUTO_MIN_S, FRUITLESS_MIN, refine
 from collage_xdsl.refine.moves import MoveSpace, make_plan
 from collage_xdsl.refine.report import RefineOptions
 from collage_xdsl.refine.scoring import Comparison, LatencyScorer, Scorer
@@ -36,50 +49,153 @@ def distinct_seeds(space: MoveSpace, start) -> int:
     return len({s.key for s in space.seeds() if not isinstance(s, str)} - {start.key})
 
 
-@pytest.mark.parametrize("load_s, budget_s", [
-    (20.0, None),        # (seeds + 3 + CUT_TRIALS) x 20 s
-    (1.0, AUTO_MIN_S),   # quick plans keep the 30 s
-    (200.0, AUTO_CAP_S),
-])
-def test_the_auto_budget_grows_with_the_start_plans_load(load_s, budget_s):
+BAD_START_MOVES = 2 + 8 + 6
+"""The moves worth trying from BAD_START: 2 distinct seeds; of its 6 merges and 5
+reassignments 4 each (`fruitless_limit`; its 8 moves of one-op kernels are merges); tvm
+alone's 4 cuts (where BAD_START's kernels end) and 2 splits."""
+
+
+class Timed(LatencyScorer):
+    """A latency model whose timing rounds take `rounds` runs of a plan."""
+
+    def __init__(self, latency, rounds: float):
+        super().__init__(latency)
+        self.rounds = rounds
+
+    def timing_seconds(self, run_s):
+        return self.rounds * run_s
+
+
+def auto_refine(load_s: float, run_s: float, rounds: float = 100):
+    """BAD_START refined with the auto budget, each plan taking `load_s` to load and running
+    in about `run_s` (op_latency scaled)."""
     now = [0.0]
 
     def latency(plan):
-        now[0] += load_s  # each plan takes load_s to build, load and time
-        return op_latency(plan)
+        now[0] += load_s
+        return run_s * op_latency(plan) / op_latency(make_plan(start, ""))
 
     space = chain_space()
     start = kernels(space.graph, *BAD_START)
-    seeds = distinct_seeds(space, make_plan(start, ""))
-    assert seeds == 2
-    result = refine(space, start, latency, RefineOptions(budget_s="auto", min_gain=0.0),
-                    clock=lambda: now[0])
-    assert result.load_s == load_s
-    assert result.budget_s == (budget_s or (seeds + 3 + CUT_TRIALS) * load_s)
+    return refine(space, start, Timed(latency, rounds),
+                  RefineOptions(budget_s="auto", min_gain=0.0), clock=lambda: now[0])
+
+
+@pytest.mark.parametrize("load_s, run_s, budget_s", [
+    (0.01, 20e-6, AUTO_MIN_S),   # a tiny model: its plans load in 10 ms and run in 20 us
+    (1.0, 1e-3, None),           # (moves + 3) x (1 s + 100 x 1 ms)
+    (20.0, 0.5, AUTO_CAP_S),     # a slow model
+])
+def test_the_auto_budget_follows_the_model(load_s, run_s, budget_s):
+    result = auto_refine(load_s, run_s)
+    assert result.load_s == load_s and result.moves == BAD_START_MOVES
+    per_plan = load_s + 100 * run_s
+    assert result.budget_s == pytest.approx(budget_s or (BAD_START_MOVES + 3) * per_plan)
     assert result.to_json()["budget"] == "auto" and result.to_json()["load_s"] == load_s
-    assert result.summary("main").endswith(f" s of an auto budget of {result.budget_s:.0f} s")
+    assert result.to_json()["moves"] == BAD_START_MOVES
+    assert result.summary("main").endswith(
+        f" s of an auto budget of {result.budget_s:.0f} s for {BAD_START_MOVES} moves")
     compared = [t for t in result.trials if t.kind == "seed"]
-    assert len(compared) == seeds  # every seed compared, however slow the plans
+    assert len(compared) == 2  # every seed compared, however slow the plans
     assert all(t.status in ("accepted", "rejected") for t in compared)
 
 
-def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
-    """Plans that compile fast but run slowly: the load alone would keep 30 s."""
-    now = [0.0]
+def test_a_tiny_models_auto_budget_is_far_below_a_slow_ones_and_both_stop_in_it():
+    tiny, slow = auto_refine(0.01, 20e-6), auto_refine(20.0, 0.5)
+    assert tiny.budget_s <= 1.0 < 20 * tiny.budget_s <= 30.0 < slow.budget_s == AUTO_CAP_S
+    assert tiny.stopped != "budget" and tiny.seconds < tiny.budget_s
+    assert tiny.plan.key == slow.plan.key  # the same search, however long it may take
 
-    class SlowRuns(LatencyScorer):
-        def timing_seconds(self, run_s):
-            return 100 * run_s
+
+def test_the_auto_budget_counts_the_timing_rounds_of_each_comparison():
+    """Plans that compile fast but run slowly: 2 s loads, 5 s of timing per comparison."""
+    timed = auto_refine(2.0, 0.05)
+    assert timed.budget_s == pytest.approx((BAD_START_MOVES + 3) * (2.0 + 5.0))
+    assert auto_refine(2.0, 0.05, rounds=0).budget_s == pytest.approx(
+        (BAD_START_MOVES + 3) * 2.0)
+
+
+def clocked(latency, now: list[float]):
+    """`latency`, each plan measured taking a second of `now`."""
+    def timed(plan):
+        now[0] += 1.0
+        return latency(plan)
+    return timed
+
+
+def test_a_converged_search_stops_before_its_budget_and_says_why():
+    now = [0.0]
+    space = chain_space()
+    optimum = kernels(space.graph, ("a", "tvm"), ("bcd", "test"), ("e", "tvm"))
+    result = refine(space, optimum, clocked(op_latency, now),
+                    RefineOptions(budget_s=600, min_gain=0.0), clock=lambda: now[0])
+    assert result.stopped == "converged" and not result.changed
+    assert result.seconds == len(result.tried()) + 1 < 600  # the start plan's load, each plan
+    assert result.summary("main").endswith(f"stopped: converged, {result.seconds:.1f} s")
+    assert result.to_json()["stopped"] == "converged" and result.to_json()["untried"] == 0
+
+
+def slower_than_the_start(start, merges: float = 1.2):
+    """Every plan 1.2x the start plan, merges `merges`x."""
+    key = make_plan(start, "").key
 
     def latency(plan):
-        now[0] += 2.0  # a 2 s load
-        return 0.5     # of a plan that runs 0.5 s: 50 s of timing per comparison
+        return 1.0 if plan.key == key else merges if plan.origin.startswith("merge ") \
+            else 1.2
+    return latency
 
+
+def test_fruitless_moves_end_each_kind_and_the_search_before_its_budget():
+    """Nothing beats BAD_START: the seeds and tvm alone's 4 cuts are compared, then 4 of
+    its 6 merges and 4 of its 5 reassignments (its moves of one-op kernels are merges),
+    and the search stops."""
+    now = [0.0]
     space = chain_space()
     start = kernels(space.graph, *BAD_START)
-    result = refine(space, start, SlowRuns(latency), RefineOptions(budget_s="auto"),
-                    clock=lambda: now[0])
-    assert result.budget_s == (2 + 3 + CUT_TRIALS) * (2.0 + 50.0)
+    result = refine(space, start, clocked(slower_than_the_start(start), now),
+                    RefineOptions(budget_s=600), clock=lambda: now[0])
+    kinds = [t.origin.split()[0] for t in result.trials if t.kind == "mutation"]
+    assert {k: kinds.count(k) for k in kinds} == {"cut": 4, "merge": FRUITLESS_MIN,
+                                                   "reassign": FRUITLESS_MIN}
+    assert result.stopped == "fruitless" and result.untried == 2 + 1
+    assert result.seconds < 600 and not result.changed
+    assert result.summary("main").endswith(
+        f"stopped: fruitless moves (3 left untried), {result.seconds:.1f} s")
+    assert result.to_json()["untried"] == 3
+
+
+class Noisy(LatencyScorer):
+    """A latency model whose ratios are noise within 0.5%."""
+
+    precision = 0.005
+
+
+@pytest.mark.parametrize("merges, tried", [(0.99, 6), (0.997, FRUITLESS_MIN)])
+def test_a_mutation_faster_beyond_the_noise_keeps_its_kind_going(merges, tried):
+    """BAD_START's merges measure 1% faster than it: short of the minimum gain (3%), but
+    beyond the scorer's noise (0.5%), so all 6 are compared; within it (0.3%), 4."""
+    space = chain_space()
+    start = kernels(space.graph, *BAD_START)
+    result = refine(space, start, Noisy(slower_than_the_start(start, merges)),
+                    RefineOptions(budget_s=600, min_gain=0.03))
+    compared = [t for t in result.trials if t.origin.startswith("merge ")]
+    assert len(compared) == tried and all(t.status == "rejected" for t in compared)
+    assert result.stopped == "fruitless"
+
+
+def test_a_plan_with_nothing_left_to_try_stops_at_once():
+    """One op on tvm: the test backend alone is the only other plan, seed and
+    reassignment at once; the climbs find nothing untried."""
+    graph = DataflowGraph(main_of(parse(
+        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %a = collage.relu %x : tensor<2xf32>\n"
+        "  func.return %a : tensor<2xf32>\n}")))
+    space = MoveSpace(graph, [get_backend("tvm"), make_test_backend(ops=("relu",))], CONFIGS)
+    result = refine(space, [space.seeds()[0].kernels[0]], lambda p: 1.0,
+                    RefineOptions(budget_s="auto"))
+    assert [(t.origin, t.kind) for t in result.tried()] == [("test alone", "seed")]
+    assert result.stopped == "no move left" and result.moves == 1
+    assert "stopped: no move left, " in result.summary("main")
 
 
 def test_an_explicit_budget_is_not_extended():

@@ -145,3 +145,28 @@ def test_a_plan_compared_again_takes_the_plans_measured_against_it_along():
     for plan, ratio in others:
         direct = latency(plan) / 9.2 * (0.9 if plan.key == alone else 1.0)
         assert ratio == pytest.approx(direct) and ratio <= result.ratio * (1 + TIE)
+
+
+def test_an_improving_mutation_after_many_fruitless_ones_of_other_kinds_is_found():
+    """Every plan measures 1.2x the start plan but one: relu-tanh split onto the test
+    backend (0.5x). Before the splits come the 2 seeds, 3 cuts of a backend alone, and 3
+    merges, 4 reassignments and 2 moves (the others are merges) of the start plan, all
+    fruitless; each kind is given up on its own, so whatever the shuffle the split is
+    reached."""
+    space = chain_space()
+    start = kernels(space.graph, ("a", "tvm"), ("bc", "tvm"), ("d", "tvm"), ("e", "tvm"))
+    start_key = make_plan(start, "").key
+    split = make_plan(kernels(space.graph, ("a", "tvm"), ("b", "test"), ("c", "test"),
+                              ("d", "tvm"), ("e", "tvm")), "").key
+
+    def latency(plan):
+        return {start_key: 1.0, split: 0.5}.get(plan.key, 1.2)
+
+    for seed in range(10):
+        result = refine(space, start, latency, RefineOptions(budget_s=60, seed=seed))
+        assert result.plan.key == split
+        steps = [(t.kind, t.status) for t in result.trials]
+        found = steps.index(("mutation", "accepted"))
+        assert result.trials[found].origin == "split relu_tanh@tvm into single ops on test"
+        assert set(steps[:found]) == {("seed", "rejected"), ("mutation", "rejected")}
+        assert found > 6  # more than one count of six across kinds would allow

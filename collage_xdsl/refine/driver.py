@@ -7,15 +7,17 @@ latency, starting from the search's plan and never returning one measured slower
 
 Steps: load the start plan; compare the seeds (each backend alone, each greedy BYOC plan)
 with it; climb by first-improvement mutations (`collage_xdsl.refine.moves`) from the best
-seed's cuts, the best plan and the start plan; confirm a new result against the start
-plan; keep near-tied measured plans as alternatives. The budget, its auto sizing and why
-each step is there: `docs/refinement.md`.
+seed's cuts, the best plan and the start plan, giving up a kind of mutation at a plan after
+`fruitless_limit` fruitless ones in a row; confirm a new result against the start plan;
+keep near-tied measured plans as alternatives. The budget, its auto sizing, when the
+search stops and why each step is there: `docs/refinement.md`.
 """
 from __future__ import annotations
 
+import math
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from collage_xdsl.core.regions import Kernel
 from collage_xdsl.refine.cuts import CutPoints
@@ -29,16 +31,33 @@ CONFIRM_SHARE = 0.1
 SEED_SHARE = 2.0
 """A seed's comparison may take this many times its share of the budget,
 budget / (seeds + 2), so that one slow seed cannot starve the others."""
-AUTO_MIN_S = 30.0
-"""The auto budget at least."""
+AUTO_MIN_S = 1.0
+"""The auto budget at least: room for the driver's own work (making mutations), which the
+cost of a variant leaves out and which is all a latency model's refinement costs."""
 AUTO_CAP_S = 600.0
 """The auto budget at most."""
-CUT_TRIALS = 4
-"""Comparisons the auto budget has room for after the seeds: cuts of the fastest backend
-alone."""
+FRUITLESS_MIN = 4
+"""Fruitless mutations of one kind in a row that end the kind at a plan, at least."""
+FRUITLESS_SHARE = 0.5
+"""... or this share of the kind's untried mutations there, when more
+(`docs/refinement.md`, "When it stops")."""
 TIE = 0.15
 """A plan other than the start plan measured at most this much slower than the result
 may be kept as an alternative (`docs/refinement.md`)."""
+
+
+def fruitless_limit(moves: int) -> int:
+    """How many fruitless mutations of one kind in a row end that kind at a plan where it
+    has `moves` untried: 4 of up to 8 (all of 4 or fewer), 5 of 9 or 10, 50 of 100."""
+    return max(FRUITLESS_MIN, math.ceil(FRUITLESS_SHARE * moves))
+
+
+def distinct(plans: Iterable[Plan]) -> list[Plan]:
+    """`plans` without repeats: the first plan of each key."""
+    found: dict[frozenset, Plan] = {}
+    for plan in plans:
+        found.setdefault(plan.key, plan)
+    return list(found.values())
 
 
 def refine(space: MoveSpace, start: Sequence[Kernel], scorer: Scorer | Callable[[Plan], float],
@@ -84,6 +103,12 @@ class _Search:
         self.result.cut_gains = sorted(
             ((space.describe_node(n), b, g) for (n, b), g in cuts.gains.items()),
             key=lambda c: -c[2])
+        self.given_up: dict[tuple[frozenset, str], set[frozenset]] = {}
+        """(plan, kind of mutation) given up after fruitless ones: the plans left untried."""
+        self.ends: set[tuple[frozenset, str]] = set()
+        """Those of `given_up` at a plan where a climb ended."""
+        self.climbed = 0
+        """Mutations compared in climbs."""
 
     def set_budget(self, seconds: float, confirm_s: float = 0.0, seeds_s: float = 0.0
                    ) -> None:
@@ -158,19 +183,64 @@ class _Search:
         `cuts_only`) is faster."""
         current = point
         while not self.out_of_budget():
-            for challenger in self.space.mutations(current, self.rng, self.cuts, cuts_only):
-                if challenger.key in self.tried:
-                    continue
-                if self.out_of_budget():
-                    return current
-                if self.compare(current, challenger, "mutation"):
-                    current = challenger
-                    break
-                if self.result.stopped:
-                    return current
-            else:
+            better = self.improve(current, cuts_only)
+            if better is None:
                 return current
+            current = better
         return current
+
+    def improve(self, plan: Plan, cuts_only: bool) -> Plan | None:
+        """The first mutation of `plan` faster by the minimum gain, kind by kind (merges,
+        cuts, ...; a plan two kinds make is the first's); a kind is given up after
+        `fruitless_limit` of its untried mutations in a row gained nothing beyond the
+        scorer's noise. None when none is faster (the kinds given up go to `ends`) or the
+        search stopped."""
+        ends: set[tuple[frozenset, str]] = set()
+        offered: set[frozenset] = set()
+        for kind, moves in self.space.mutation_kinds(plan, self.rng, self.cuts, cuts_only):
+            untried = distinct(m for m in moves if m.key not in self.tried
+                               and m.key not in offered)
+            offered |= {m.key for m in untried}
+            if (plan.key, kind) in self.given_up:
+                ends.add((plan.key, kind))
+                continue
+            limit, fruitless = fruitless_limit(len(untried)), 0
+            for n, challenger in enumerate(untried):
+                if fruitless == limit:
+                    self.given_up[plan.key, kind] = {m.key for m in untried[n:]}
+                    ends.add((plan.key, kind))
+                    break
+                if self.out_of_budget():
+                    return None
+                self.climbed += 1
+                if self.compare(plan, challenger, "mutation"):
+                    return challenger
+                if self.result.stopped:
+                    return None
+                fruitless = 0 if self.gained(self.result.trials[-1]) else fruitless + 1
+        self.ends |= ends
+        return None
+
+    def gained(self, trial: Trial) -> bool:
+        """Whether a compared plan was accepted or measured faster beyond the scorer's noise
+        (a failure gained nothing)."""
+        return trial.status == "accepted" or (
+            trial.ratio is not None and trial.ratio < 1 - self.scorer.precision)
+
+    def moves_worth_trying(self, start: Plan, seeds: Sequence[Plan]) -> int:
+        """The comparisons the auto budget has room for: each seed, and the mutations of
+        the start plan and of the backend alone with the most that one fruitless step of a
+        climb compares (each kind up to its `fruitless_limit`), seeds aside."""
+        def worth(plan: Plan) -> int:
+            total, known = 0, {start.key} | {s.key for s in seeds}
+            for _, moves in self.space.mutation_kinds(plan, random.Random(0), self.cuts):
+                untried = {m.key for m in moves} - known
+                known |= untried
+                total += min(len(untried), fruitless_limit(len(untried)))
+            return total
+
+        alone = [worth(s) for s in seeds if len(s.kernels) == 1]
+        return len(seeds) + worth(start) + max(alone, default=0)
 
     def beats(self, top: Plan, best: Plan) -> bool:
         """Whether a climb's result `top` replaces the best plan: compared faster with it,
@@ -194,9 +264,10 @@ class _Search:
         return min(near, key=lambda s: self.vs_start(s.key)
                    * (1 - self.cuts.largest_gain(s.kernels[0].backend)))
 
-    def load_start(self, seeds: int) -> bool:
-        """Load the start plan; with the auto budget, size the budget for `seeds` seeds by
-        the time that took. False (the search stopped) when it failed."""
+    def load_start(self, seeds: Sequence[Plan]) -> bool:
+        """Load the start plan; with the auto budget, size the budget by the time that took
+        and the moves worth trying from it and the `seeds` (distinct, start aside). False
+        (the search stopped) when it failed."""
         start = self.result.start
         loading = self.clock()
         c = self.scorer.load(start, self.deadline)
@@ -210,8 +281,9 @@ class _Search:
         per_plan = self.result.load_s + timing_s
         budget = self.result.budget_s
         if self.options.budget_s == AUTO:
-            budget = min(AUTO_CAP_S, max(AUTO_MIN_S, (seeds + 3 + CUT_TRIALS) * per_plan))
-        self.set_budget(budget, 2 * self.result.load_s + timing_s, seeds * per_plan)
+            self.result.moves = self.moves_worth_trying(start, seeds)
+            budget = min(AUTO_CAP_S, max(AUTO_MIN_S, (self.result.moves + 3) * per_plan))
+        self.set_budget(budget, 2 * self.result.load_s + timing_s, len(seeds) * per_plan)
         return True
 
     def run(self) -> None:
@@ -224,11 +296,10 @@ class _Search:
         seeds = self.space.seeds(start)
         plans = [s for s in seeds if not isinstance(s, str) and s.key != start.key
                  and self.space.acyclic(s.kernels)]
-        distinct = len({s.key for s in plans})
-        if not self.load_start(distinct):
+        if not self.load_start(distinct(plans)):
             return
         best = start
-        share = SEED_SHARE * self.result.budget_s / (distinct + 2)
+        share = SEED_SHARE * self.result.budget_s / (len(distinct(plans)) + 2)
         for order, seed in enumerate(seeds, 1):
             if isinstance(seed, str):
                 origin, _, why = seed.partition(": ")
@@ -250,8 +321,11 @@ class _Search:
             top = self.climb(point)
             if point is best or top is not point and self.beats(top, best):
                 best = top
+        self.result.untried = len(set().union(*(self.given_up[e] for e in self.ends))
+                                  - self.tried)
         if not self.result.stopped:
-            self.result.stopped = "exhausted"
+            self.result.stopped = ("fruitless" if self.result.untried else
+                                   "converged" if self.climbed else "no move left")
         self.result.plan = best
         self.result.ratio = self.vs_start(best.key)
         if best is not start:

@@ -187,18 +187,26 @@ class MoveSpace:
         """Every valid mutation of `plan`: merges, cuts at `cuts` (by their rank),
         reassignments, moves, splits (each class shuffled by `rng`, in that order); only
         the cuts with `cuts_only`."""
+        return [p for _, plans in self.mutation_kinds(plan, rng, cuts, cuts_only)
+                for p in plans]
+
+    def mutation_kinds(self, plan: Plan, rng: random.Random, cuts: CutPoints | None = None,
+                       cuts_only: bool = False) -> list[tuple[str, list[Plan]]]:
+        """`mutations` by kind, in their order: ``[("merge", [...]), ("cut", [...]),
+        ("reassign", [...]), ("move", [...]), ("split", [...])]``."""
         kernels = plan.kernels
         ranked_cuts = self._cuts(kernels, cuts or CutPoints({}))
-        classes = ((ranked_cuts,) if cuts_only else
-                   (unranked(self._merges(kernels)), ranked_cuts,
-                    unranked(self._reassignments(kernels)), unranked(self._moves(kernels)),
-                    unranked(self._splits(kernels))))
-        found: list[Plan] = []
-        for cls in classes:
+        classes = ((("cut", ranked_cuts),) if cuts_only else
+                   (("merge", unranked(self._merges(kernels))), ("cut", ranked_cuts),
+                    ("reassign", unranked(self._reassignments(kernels))),
+                    ("move", unranked(self._moves(kernels))),
+                    ("split", unranked(self._splits(kernels)))))
+        found: list[tuple[str, list[Plan]]] = []
+        for kind, cls in classes:
             valid = [(r, p) for r, p in cls if p.key != plan.key and self.respects(p)
                      and self.acyclic(p.kernels)]
             rng.shuffle(valid)
-            found += [p for _, p in sorted(valid, key=lambda rp: rp[0])]
+            found.append((kind, [p for _, p in sorted(valid, key=lambda rp: rp[0])]))
         return found
 
     def _replace(self, kernels: Sequence[Kernel], drop: Sequence[int], new: Sequence[Kernel],

@@ -15,6 +15,14 @@ from collage_xdsl.refine.moves import Plan
 AUTO = "auto"
 """`RefineOptions.budget_s` that grows with the model (`collage_xdsl.refine.driver`)."""
 
+STOPS = {"budget": "budget spent", "no move left": "no move left",
+         "fruitless": "fruitless moves", "converged": "converged"}
+"""`Refinement.stopped` when the search did not fail, and how the report says it: the
+budget ran out; every seed and mutation offered had been compared before the climbs
+measured one; the climbs ended with kinds of mutation given up after fruitless ones
+(`collage_xdsl.refine.driver.fruitless_limit`); the climbs ended where every mutation
+was compared and none was faster."""
+
 
 class RefineError(CollageError):
     """Bad refinement options."""
@@ -96,11 +104,16 @@ class Refinement:
     options: RefineOptions
     trials: list[Trial] = field(default_factory=list)
     stopped: str = ""
-    """Why the search ended: budget, exhausted (both climbs ended), or why the plan a
-    challenger was compared with could not be measured."""
+    """Why the search ended (`STOPS`), or why the plan a challenger was compared with could
+    not be measured."""
+    untried: int = 0
+    """Mutations left untried where the climbs ended, their kind given up after fruitless
+    ones (`stopped` fruitless)."""
     seconds: float = 0.0
     budget_s: float = 0.0
     """The budget in seconds: `options.budget_s`, or what the auto budget came to."""
+    moves: int = 0
+    """The seeds and mutations the auto budget has room for (0 for a budget in seconds)."""
     load_s: float | None = None
     """Seconds the start plan took to load (build, compile, run once)."""
     start_ms: float | None = None
@@ -112,6 +125,10 @@ class Refinement:
     step 5's order."""
     cut_gains: list[tuple[str, str, float]] = field(default_factory=list)
     """The cuts the cost database says gain, as (node, backend, share), the most first."""
+
+    def why(self) -> str:
+        """Why the search ended, in words: `stopped`, with the mutations left untried."""
+        return _why(self.stopped, self.untried)
 
     @property
     def changed(self) -> bool:
@@ -137,8 +154,8 @@ class Refinement:
         rounding = sum(bool(t.note) for t in tried)
         seed = self.best_seed()
         best = f"{seed.origin} ({seed.vs_start:.3f}x)" if seed else "none measured"
-        auto = f" of an auto budget of {self.budget_s:.0f} s" if self.options.budget_s == AUTO \
-            else ""
+        auto = (f" of an auto budget of {self.budget_s:.0f} s for {self.moves} moves"
+                if self.options.budget_s == AUTO else "")
         return (f"collage-refine @{function}: start {ms(self.start_ms)}, best seed {best}, "
                 f"{len(tried)} variants tried ({counts['accepted']} accepted, "
                 f"{counts['failed']} failed"
@@ -148,7 +165,7 @@ class Refinement:
                 f"{'s' * (len(self.plan.kernels) != 1)}), "
                 + "".join(f"alternative {p.origin} ({r:.3f}x start), "
                           for p, r in self.alternatives)
-                + f"stopped: {self.stopped}, {self.seconds:.1f} s{auto}")
+                + f"stopped: {self.why()}, {self.seconds:.1f} s{auto}")
 
     def to_json(self) -> dict:
         def plan(p: Plan) -> dict:
@@ -156,10 +173,12 @@ class Refinement:
 
         return {
             "budget": self.options.budget_s, "budget_s": round(self.budget_s, 3),
+            "moves": self.moves,
             "load_s": None if self.load_s is None else round(self.load_s, 3),
             "seed": self.options.seed,
             "min_gain": self.options.min_gain, "seconds": round(self.seconds, 3),
-            "stopped": self.stopped, "start": plan(self.start), "final": plan(self.plan),
+            "stopped": self.stopped, "untried": self.untried,
+            "start": plan(self.start), "final": plan(self.plan),
             "start_ms": self.start_ms, "final_ms": self.final_ms, "ratio": self.ratio,
             "changed": self.changed, "trials": [t.to_json() for t in self.trials],
             "alternatives": [{**plan(p), "vs_start": r} for p, r in self.alternatives],
@@ -179,8 +198,8 @@ def format_trials(report: dict) -> str:
     lines = [f"@{report['function']} refined: {report['start']['kernels']} kernels -> "
              f"{final['kernels']} ({', '.join(f'{b} {n}' for b, n in final['backends'].items())}"
              f"), {number(report['ratio'])} of the search's plan; stopped: "
-             f"{report['stopped']} after {report['seconds']:.1f} s of "
-             f"{report['budget_s']:.0f} s",
+             f"{_why(report['stopped'], report.get('untried', 0))} after "
+             f"{report['seconds']:.1f} s of {report['budget_s']:.0f} s",
              f"  {'kind':<9} {'status':<17} {'kernels':>7} {'ratio':>8} {'vs start':>9}  "
              f"origin / reason"]
     if report.get("cut_gains"):
@@ -192,6 +211,12 @@ def format_trials(report: dict) -> str:
                      f"{number(t['ratio']):>8} {number(t['vs_start']):>9}  {t['origin']}"
                      + (f": {why}" if why else ""))
     return "\n".join(lines) + "\n"
+
+
+def _why(stopped: str, untried: int) -> str:
+    """`stopped` in words (`STOPS`), with the mutations given up when any."""
+    return STOPS.get(stopped, stopped) + (f" ({untried} left untried)"
+                                          if stopped == "fruitless" else "")
 
 
 def _finite(value: float | None) -> float | None:

@@ -50,6 +50,9 @@ class Comparison:
 class Scorer(ABC):
     """Compares plans of one function by latency."""
 
+    precision: float = 0.0
+    """The relative difference within which a ratio is noise (0: ratios are exact)."""
+
     @abstractmethod
     def compare(self, incumbent: Plan, challenger: Plan, deadline: float) -> Comparison:
         """How fast `challenger` runs relative to `incumbent`; give up at `deadline`
@@ -63,7 +66,7 @@ class Scorer(ABC):
 
     def timing_seconds(self, run_s: float) -> float:
         """Most seconds the timing part of one comparison of plans that run about `run_s`
-        takes (what the auto budget adds to a load per seed); 0 by default."""
+        takes (what the auto budget adds to a load per variant); 0 by default."""
         return 0.0
 
     def close(self) -> None:

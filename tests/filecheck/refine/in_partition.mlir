@@ -6,7 +6,7 @@
 
 // All on tvm (2.71 s by the mock model, one fused kernel) is cheaper than the test
 // backend's relus around tvm's sigmoid (2.8 s), which refinement keeps as the alternative.
-// SUMMARY: collage-refine @chain: start 2.71e+03 ms, best seed {{.*}} variants tried (0 accepted, 0 failed), final 2.71e+03 ms (1.000x start, 1 kernel), alternative {{.*}} (1.033x start), stopped: exhausted
+// SUMMARY: collage-refine @chain: start 2.71e+03 ms, best seed {{.*}} variants tried (0 accepted, 0 failed), final 2.71e+03 ms (1.000x start, 1 kernel), alternative {{.*}} (1.033x start), stopped: converged
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME:    attributes {collage.alternatives = [@chain.alt1]}

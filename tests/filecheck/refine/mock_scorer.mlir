@@ -8,7 +8,7 @@
 // The search's plan hands the tensor between backends twice: relu on the cheaper test
 // backend, sigmoid on tvm, relu on test again. Priced per handover (mock-transfer=2),
 // all on tvm (the "tvm alone" seed) is faster, so refinement takes it.
-// SUMMARY: collage-refine @chain: start 6e+03 ms, best seed tvm alone (0.452x), {{[0-9]+}} variants tried ({{[0-9]+}} accepted, 0 failed), final 2.71e+03 ms (0.452x start, 1 kernel), stopped: exhausted, {{.*}} s
+// SUMMARY: collage-refine @chain: start 6e+03 ms, best seed tvm alone (0.452x), {{[0-9]+}} variants tried ({{[0-9]+}} accepted, 0 failed), final 2.71e+03 ms (0.452x start, 1 kernel), stopped: converged, {{.*}} s
 
 // CHECK-LABEL: func.func @chain
 // CHECK-NEXT:    %c = collage.kernel "tvm"(%x) {label = "relu_sigmoid"} : (tensor<4xf32>) -> tensor<4xf32> {
@@ -43,7 +43,7 @@ func.func @chain(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    func.return %r, %t
 
 // REPORT:      "function": "shared",
-// REPORT:      "stopped": "exhausted",
+// REPORT:      "stopped": "converged",
 // REPORT:      "start": {
 // REPORT-NEXT:   "origin": "start",
 // REPORT-NEXT:   "kernels": 4,

@@ -15,16 +15,23 @@ Beyond the contract: the ``arguments`` / ``constants`` / ``kernel_nodes`` bitset
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from functools import cached_property
 
+from xdsl.dialects.builtin import ShapedType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import ConstantLike
 
 from collage_xdsl.core.index_set import single
 from collage_xdsl.dialects.collage import CompositeOp, GraphOp, OpPatternKind, YieldOp
 from collage_xdsl.errors import CollageError
+
+
+TIMING_VALUE_ELEMENTS = 16
+"""A constant of more elements is a weight: a kernel's run time does not depend on its
+values (`DataflowGraph.timing_descriptors`); smaller ones (shapes, axes, scales) may."""
 
 
 class GraphError(CollageError):
@@ -270,16 +277,17 @@ class DataflowGraph:
     def descriptors(self) -> list[str]:
         """Per node, its structure without names: op name, attributes and result types
         (constants include their value, weights by content key); arguments: their type."""
-        out = []
-        for node in self.nodes:
-            if node.op is None:
-                out.append(f"arg:{node.value.type}")
-                continue
-            op = node.op
-            attrs = sorted({**op.properties, **op.attributes}.items())
-            out.append(f"{op.name}{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
-                       f"->({','.join(str(r.type) for r in op.results)})")
-        return out
+        return [_describe(node) for node in self.nodes]
+
+    @cached_property
+    def timing_descriptors(self) -> list[str]:
+        """`descriptors`, except that a constant of more than `TIMING_VALUE_ELEMENTS`
+        elements (a weight) is described by its type alone: what a kernel's run time
+        depends on."""
+        return [f"constant->({node.op.results[0].type})"
+                if node.is_constant and _elements(node.op.results[0].type)
+                > TIMING_VALUE_ELEMENTS else d
+                for node, d in zip(self.nodes, self.descriptors)]
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -314,3 +322,17 @@ class DataflowGraph:
 
     def __repr__(self) -> str:
         return f"DataflowGraph(@{self.func.sym_name.data}, {len(self.nodes)} nodes)"
+
+
+def _describe(node: Node) -> str:
+    if node.op is None:
+        return f"arg:{node.value.type}"
+    op = node.op
+    attrs = sorted({**op.properties, **op.attributes}.items())
+    return (f"{op.name}{{{','.join(f'{k}={v}' for k, v in attrs)}}}"
+            f"->({','.join(str(r.type) for r in op.results)})")
+
+
+def _elements(type: Attribute) -> int:
+    """Elements of a shaped type (1 for a scalar or an unshaped type)."""
+    return math.prod(type.get_shape()) if isinstance(type, ShapedType) else 1

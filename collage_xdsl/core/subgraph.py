@@ -278,16 +278,26 @@ class SubGraph:
     @cached_property
     def _structural_hash(self) -> str:
         if not any(_has_body(self.graph.nodes[i].op) for i in bits(self.inside)):
-            return self._graph_structural_hash()
+            return self._graph_structural_hash(self.graph.descriptors)
         module = self._extract("kernel")[0]
         return function_hash((f for f in module.ops if isinstance(f, FuncOp)), names=True)
 
-    def _graph_structural_hash(self) -> str:
+    @cached_property
+    def timing_hash(self) -> str:
+        """`structural_hash` with weights described by their type alone
+        (`DataflowGraph.timing_descriptors`): equal for kernels that differ only in their
+        weights' values, such as a model's repeated layers, which run equally fast. A
+        sub-graph with calls or composite nodes has its structural hash."""
+        if not any(_has_body(self.graph.nodes[i].op) for i in bits(self.inside)):
+            return self._graph_structural_hash(self.graph.timing_descriptors)
+        return self.structural_hash()
+
+    def _graph_structural_hash(self, desc: list[str]) -> str:
         """The structural hash of a sub-graph without calls or composite nodes, read straight
-        off the graph's cached node descriptors (no extraction): the kernel ops in dataflow
-        order, each with its path of nested composites (ordinal and label) and its operands
-        as parameter / constant / local numbers, then the results."""
-        graph, desc = self.graph, self.graph.descriptors
+        off the graph's cached node descriptors `desc` (no extraction): the kernel ops in
+        dataflow order, each with its path of nested composites (ordinal and label) and its
+        operands as parameter / constant / local numbers, then the results."""
+        graph = self.graph
         h = hashlib.blake2b(digest_size=16, person=b"graph")
         composite: dict[int, str] = {}
 

@@ -11,6 +11,7 @@ alternative plans as functions beside it. The explain report is built on request
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -43,6 +44,7 @@ from collage_xdsl.planner.costing import (
 from collage_xdsl.planner.explain import FunctionReport, explain_function
 from collage_xdsl.planner.options import PartitionOptions
 from collage_xdsl.planner.plan_cache import PlanKey
+from collage_xdsl.planner.promising import measure_promising
 from collage_xdsl.planner.plan_file import (
     plan_json,
     plan_kernels,
@@ -89,14 +91,17 @@ def candidate_cost(estimator: CostEstimator, c: CandidateKernel) -> Cost:
 
 def search_candidates(graph: DataflowGraph, candidates: Sequence[CandidateKernel],
                       estimator: CostEstimator, *, launch_penalty: float = 0.0,
-                      transitions: TransitionCosts | None = None) -> SearchResult:
+                      transitions: TransitionCosts | None = None,
+                      cost_of: Callable[[CandidateKernel], Cost | float] | None = None
+                      ) -> SearchResult:
     """`search` over candidate kernels: host candidates cost nothing and pay no launch
-    penalty or crossings; the others cost `kernel_cost` plus ``transitions``."""
+    penalty or crossings; the others cost `kernel_cost` (or `cost_of`) plus
+    ``transitions``."""
 
     def is_host(c: CandidateKernel) -> bool:
         return c.spec.backend is None
 
-    return search(graph, candidates, lambda c: candidate_cost(estimator, c),
+    return search(graph, candidates, cost_of or (lambda c: candidate_cost(estimator, c)),
                   launch_penalty=launch_penalty,
                   is_host=is_host, describe=lambda c: c.describe(graph),
                   backend_of=lambda c: None if is_host(c) else c.spec.name,
@@ -191,9 +196,18 @@ class _Planner:
         candidates = self.constraints.filter(graph, generate_candidates(graph, self.specs),
                                              allowed)
         self.progress(f"costs @{name}: {len(candidates)} candidates")
-        self.estimator.estimate_all(  # all at once: measured in batches, one progress bar
-            kernel_request(c.sub_graph, c.spec.name)
-            for c in candidates if c.spec.backend is not None)
+        if self.options.prune and self.options.estimator == "measured":
+            promising = measure_promising(
+                graph, candidates, self.estimator,
+                lambda cost_of: self._cheapest_total(graph, candidates, cost_of, transitions),
+                launch_penalty=self.options.launch_penalty,
+                progress=lambda line: self.progress(f"costs @{name}: {line}"))
+            self.progress(f"costs @{name}: {promising.summary()}")
+            candidates = promising.candidates
+        else:
+            self.estimator.estimate_all(  # all at once: measured in batches, one progress bar
+                kernel_request(c.sub_graph, c.spec.name)
+                for c in candidates if c.spec.backend is not None)
         if self.constraints.min_kernel_seconds:
             candidates = self.constraints.filter(graph, candidates, allowed,
                                                  lambda c: self.cost_of(c).seconds)
@@ -214,6 +228,17 @@ class _Planner:
         if refined:
             install_alternatives(func, refined.alternatives)
         return FunctionPlan(name, refined.kernels if refined else kernels, report, refined)
+
+    def _cheapest_total(self, graph: DataflowGraph, candidates: Sequence[CandidateKernel],
+                        cost_of: Callable[[CandidateKernel], float],
+                        transitions: TransitionCosts) -> float:
+        """The search's total with candidates costing `cost_of` (inf when nothing covers)."""
+        try:
+            return search_candidates(graph, candidates, self.estimator, cost_of=cost_of,
+                                     launch_penalty=self.options.launch_penalty,
+                                     transitions=transitions).total.seconds
+        except CollageError:
+            return math.inf
 
     def follow(self, graph: DataflowGraph, transitions: TransitionCosts) -> FunctionPlan:
         """The function partitioned as the plan file says, each kernel costed."""

@@ -1,9 +1,11 @@
 """`pytest --full` also runs the tests marked `full` (every model through every backend);
 fixtures for the example models of `examples/make_models.py` (loaded once, by
-`tests/example_models.py`)."""
+`tests/example_models.py`). The Ray clusters the tests start stay on the loopback
+address: Ray otherwise binds this machine's network address."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from example_models import make_models
 from xdsl.dialects.builtin import ModuleOp
 
 from collage_xdsl.frontend import import_onnx
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # read when ray is imported
 
 
 def pytest_addoption(parser):

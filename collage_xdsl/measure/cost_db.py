@@ -25,7 +25,12 @@ from collage_xdsl.cache import cache_dir
 from collage_xdsl.core.boundaries import TransitionCosts
 from collage_xdsl.core.cost import Cost
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.estimator import CostEstimator, KernelRequest, Measurement
+from collage_xdsl.measure.estimator import (
+    CostEstimator,
+    KernelRequest,
+    Measurement,
+    one_timing_each,
+)
 
 SCHEMA_VERSION = 2
 """2 added ``sequence`` (`Measurement.sequence`); a version 1 file is upgraded in place."""
@@ -118,9 +123,11 @@ def host_description() -> str:
     return f"{_cpu()}; {os.cpu_count()} cores; {platform.system()} {platform.machine()}"
 
 
-def host_fingerprint() -> str:
-    """A short stable hash of :func:`host_description`."""
-    return hashlib.sha256(host_description().encode()).hexdigest()[:16]
+def host_fingerprint(description: str | None = None) -> str:
+    """A short stable hash of a host's description (this host's: :func:`host_description`)."""
+    if description is None:
+        description = host_description()
+    return hashlib.sha256(description.encode()).hexdigest()[:16]
 
 
 def writable(path: Path) -> bool:
@@ -271,16 +278,17 @@ class CostDatabase:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         return {name for (name,) in rows}
 
-    def get(self, kernel: str, backend: str, version: str) -> Measurement | None:
-        """The stored measurement, or None; counts a hit or a miss. A row `put` cannot
-        have written is a CollageError."""
+    def get(self, kernel: str, backend: str, version: str, *, count_miss: bool = True
+            ) -> Measurement | None:
+        """The stored measurement, or None; counts a hit or (unless not `count_miss`) a
+        miss. A row `put` cannot have written is a CollageError."""
         row = self._conn.execute(
             f"SELECT {', '.join(_ROW)} FROM collage_costs "
             "WHERE kernel = ? AND backend = ? AND version = ? AND host = ?",
             (kernel, backend, version, self.host),
         ).fetchone()
         if row is None:
-            self.misses += 1
+            self.misses += count_miss
             return None
         for (field, (expected, ok)), value in zip(_ROW.items(), row):
             if not ok(value):
@@ -297,15 +305,17 @@ class CostDatabase:
         return Measurement(value, spread, runs, reason, sequence)
 
     def put(self, kernel: str, backend: str, version: str, m: Measurement) -> None:
-        """Store (or replace) a measurement, in one short transaction (nothing when the
-        file is `read_only`)."""
+        """Store (or replace) a measurement under the host that timed it (`Measurement.
+        host`, else this database's), in one short transaction (nothing when the file is
+        `read_only`)."""
         if self.read_only:
             return
         cost = None if m.cost.is_unknown else m.cost.seconds
+        host = host_fingerprint(m.host) if m.host else self.host
         # autocommit mode: the statement is its own transaction, holding the lock briefly
         self._conn.execute(
             "INSERT OR REPLACE INTO collage_costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (kernel, backend, version, self.host, cost, m.spread, m.runs, m.reason, time.time(),
+            (kernel, backend, version, host, cost, m.spread, m.runs, m.reason, time.time(),
              m.sequence),
         )
 
@@ -422,12 +432,25 @@ class CachedCostEstimator(CostEstimator):
             self.db.put(request.key, request.backend, version, found)
         return found
 
+    def known(self, request: KernelRequest) -> Measurement | None:
+        """The request's measurement from this run or the database, without measuring (a
+        miss is not counted: the request may be measured later, and counted then)."""
+        found = super().known(request)
+        if found is None:
+            found = self.db.get(request.key, request.backend, self.version_of(request),
+                                count_miss=False)
+            if found is not None:
+                self._memo[request.ident] = found
+        return found
+
     def _measure_many(self, requests: Sequence[KernelRequest]) -> Iterator[Measurement]:
-        """Look every kernel up first; the misses go to ``inner`` together, and each
-        result is stored as soon as it comes back."""
+        """Look every kernel up first; the misses go to ``inner`` together, one of each
+        timing class (`one_timing_each`), and each result is stored under every kernel it
+        serves as soon as it comes back."""
         keys = [(r.key, r.backend, self.version_of(r)) for r in requests]
         found = [self.db.get(*k) for k in keys]
-        fresh = self.inner.measure_many([r for r, f in zip(requests, found) if f is None])
+        fresh = one_timing_each([r for r, f in zip(requests, found) if f is None],
+                                self.inner.measure_many)
         for key, f in zip(keys, found):
             if f is None:
                 f = next(fresh)

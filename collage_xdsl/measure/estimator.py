@@ -56,11 +56,21 @@ class KernelRequest:
     only kernel, which the runtime calls again and again. Measured estimators time such
     kernels as the plan runs (`MeasuredCostEstimator`'s ``alone_span_s``)."""
 
+    timing_key: str = ""
+    """`SubGraph.timing_hash`: equal for kernels that differ only in their weights' values
+    (empty: `key`). Such kernels run equally fast, so one of them is timed for all
+    (`one_timing_each`)."""
+
     @property
     def ident(self) -> tuple[str, str, bool]:
         """What an estimator memoises by: structurally equal kernels on one backend, timed
         the same way, cost the same."""
         return self.key, self.backend, self.alone
+
+    @property
+    def timing_ident(self) -> tuple[str, str, bool]:
+        """`ident` with the timing key: kernels that one timing serves."""
+        return self.timing_key or self.key, self.backend, self.alone
 
 
 def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
@@ -72,7 +82,28 @@ def kernel_request(sub_graph: SubGraph, backend: str) -> KernelRequest:
         sub_graph.extract,
         lambda: sub_graph.nbytes,
         sub_graph.graph.does_all_work(sub_graph.inside),
+        sub_graph.timing_hash,
     )
+
+
+def one_timing_each(requests: Sequence[KernelRequest],
+                    measure_many: Callable[[Sequence[KernelRequest]], Iterable[Measurement]]
+                    ) -> Iterator[Measurement]:
+    """Every request's measurement, in order, with `measure_many` asked about the first
+    request of each `KernelRequest.timing_ident` only: kernels that differ only in their
+    weights share its timing. A twelve-layer encoder's layers are timed once, not twelve
+    times."""
+    timed: dict[tuple[str, str, bool], KernelRequest] = {}
+    for r in requests:
+        timed.setdefault(r.timing_ident, r)
+    position = {ident: i for i, ident in enumerate(timed)}
+    measured: list[Measurement] = []
+    fresh = iter(measure_many(list(timed.values())))
+    for r in requests:
+        index = position[r.timing_ident]
+        while len(measured) <= index:
+            measured.append(next(fresh))
+        yield measured[index]
 
 
 def measurement_order(requests: Iterable[KernelRequest]) -> list[KernelRequest]:
@@ -131,6 +162,10 @@ class Measurement:
     same backend, as in a run of several kernels (the median of those calls less the
     median of calls right after its own): the sequence cost, `measure_group`. Signed
     (a call may also gain from what ran before); 0 when not measured."""
+    host: str = ""
+    """The `host_description` of the machine that timed it when that is not this process's
+    (a cluster node: `collage_xdsl.measure.cluster`); the cost database keeps it under
+    that host. Empty: measured here, or read from the database."""
 
 
 class CostEstimator(ABC):
@@ -170,6 +205,10 @@ class CostEstimator(ABC):
                 done, m = next(fresh)
                 self._memo[done.ident] = m
             yield self._memo[r.ident]
+
+    def known(self, request: KernelRequest) -> Measurement | None:
+        """The request's measurement if the estimator has it without measuring."""
+        return self._memo.get(request.ident)
 
     def estimate(self, request: KernelRequest) -> Cost:
         return self.measure(request).cost

@@ -9,7 +9,9 @@ in batches of whole sub-graphs (`MeasureSettings`); the worker compiles a batch,
 times it in alternating rounds (`collage_xdsl.measure.measured`). A compile or run error
 is Invalid with its reason; a worker that dies, or falls silent for `timeout_s`, costs
 the batch a retry one kernel at a time, so that only the kernel at fault is Invalid.
-Workers start lazily and share out the process's threads (`docs/measurement.md`).
+Workers start lazily and share out the process's threads (`docs/measurement.md`). A
+cluster node measures the batches it is sent with a pool of its own (`measure_jobs`,
+`collage_xdsl.measure.cluster`).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from functools import partial
 from multiprocessing.connection import Connection, wait
@@ -30,6 +33,7 @@ from collage_xdsl.backends import BackendOptions, backend_for
 from collage_xdsl.backends.kernel import CompiledKernel
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.dialects import ir_context
+from collage_xdsl.dialects.collage import ConstantOp, WeightAttr
 from collage_xdsl.errors import CollageError
 from collage_xdsl.measure.estimator import (
     CostEstimator,
@@ -95,20 +99,25 @@ _ALIVE = "alive"
 
 @dataclass
 class _Busy:
-    """What a busy worker measures: indices into the requests, and until when it must
-    report progress."""
+    """What a busy worker measures: indices into the requests and their jobs, and until
+    when it must report progress."""
 
     indices: list[int]
+    jobs: list[Job]
     deadline: float
 
 
 @dataclass(frozen=True)
-class _Job:
+class Job:
+    """A kernel as a worker receives it: its module as IR text, large weights by reference
+    (their keys in the weight store: `weights`)."""
+
     backend: str
     key: str
     num_ops: int
     text: str
     alone: bool
+    weights: tuple[str, ...] = ()
 
 
 def _worker_main(conn: Connection, config: _WorkerConfig) -> None:
@@ -178,13 +187,7 @@ class WorkerCostEstimator(CostEstimator):
             raise CollageError(f"measurement: need at least one worker, not {workers}")
         if not timeout_s > 0:
             raise CollageError(f"measurement: timeout must be positive, not {timeout_s}")
-        try:
-            pickle.dumps(compile)
-        except (pickle.PicklingError, AttributeError, TypeError) as e:
-            raise CollageError(
-                f"measurement: the compile hook {compile!r} cannot be sent to a worker "
-                f"process ({e}); use a module-level function"
-            ) from None
+        check_sendable(compile)
         if threads is None:  # the process default (COLLAGE_THREADS or the CPUs), shared out
             threads = max(1, ThreadPolicy().threads // workers)
         self.workers = workers
@@ -207,29 +210,35 @@ class WorkerCostEstimator(CostEstimator):
         again one kernel at a time, so that only the kernel at fault is Invalid."""
         if not requests:
             return
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(requests), desc="measuring kernels", unit="kernel", file=sys.stderr,
-            delay=PROGRESS_DELAY_S, leave=False,
-            disable=not sys.stderr.isatty() if self.progress is None else not self.progress,
-        )
         settings = self._config.settings
-        pending: deque[list[int]] = deque()
-        start = 0
-        for batch in measurement_batches(requests, settings.batch_kernels, settings.batch_bytes):
-            pending.append(list(range(start, start + len(batch))))
-            start += len(batch)
+        batches = index_batches(requests, settings)
+        measured = self._dispatch(len(requests), batches, lambda i: job_of(requests[i]))
+        with progress_bar(len(requests), self.progress) as bar, closing(measured):
+            for measurement in measured:
+                bar.update()
+                yield measurement
+
+    def measure_jobs(self, jobs: Sequence[Job]) -> list[Measurement]:
+        """One batch of jobs as a worker receives them, measured in this pool as
+        `_measure_many` measures a batch (what a cluster node does with a batch it is sent)."""
+        return list(self._dispatch(len(jobs), [list(range(len(jobs)))], jobs.__getitem__))
+
+    def _dispatch(self, total: int, batches: list[list[int]],
+                  job_at: Callable[[int], Job | Measurement]) -> Iterator[Measurement]:
+        """The measurements of `total` jobs, in order, each as soon as it and all before it
+        are done: `batches` of their indices go to the workers, each job made by `job_at`
+        when its batch is sent (a `Measurement` when it cannot even be made)."""
+        pending = deque(batches)
         busy: dict[_Worker, _Busy] = {}
         done: dict[int, Measurement] = {}
         next_out = 0
         try:
-            while next_out < len(requests):
+            while next_out < total:
                 while pending and len(busy) < self.workers:
                     sent: list[int] = []
-                    jobs: list[_Job] = []
+                    jobs: list[Job] = []
                     for i in pending.popleft():
-                        job = _job(requests[i])
+                        job = job_at(i)
                         if isinstance(job, Measurement):
                             done[i] = job
                         else:
@@ -238,15 +247,13 @@ class WorkerCostEstimator(CostEstimator):
                     if jobs:
                         worker = self._worker()
                         worker.send(jobs)
-                        busy[worker] = _Busy(sent, time.monotonic() + self.timeout_s)
+                        busy[worker] = _Busy(sent, jobs, time.monotonic() + self.timeout_s)
                 if busy:
-                    self._collect(requests, busy, done, pending)
+                    self._collect(busy, done, pending)
                 while next_out in done:
-                    bar.update()
                     yield done.pop(next_out)
                     next_out += 1
         finally:
-            bar.close()
             for worker in busy:  # abandoned mid-way: their results would be stale
                 worker.kill()
 
@@ -261,8 +268,8 @@ class WorkerCostEstimator(CostEstimator):
         self.started += 1
         return worker
 
-    def _collect(self, requests: Sequence[KernelRequest], busy: dict[_Worker, _Busy],
-                 done: dict[int, Measurement], pending: deque[list[int]]) -> None:
+    def _collect(self, busy: dict[_Worker, _Busy], done: dict[int, Measurement],
+                 pending: deque[list[int]]) -> None:
         """Wait until a busy worker answers, reports progress (its deadline moves on by
         ``timeout_s``), dies or runs past its deadline; a batch of several kernels that did
         not come back goes back to the front of `pending`, one kernel at a time."""
@@ -291,10 +298,8 @@ class WorkerCostEstimator(CostEstimator):
             if len(job.indices) > 1:
                 pending.extendleft([i] for i in reversed(job.indices))
             else:
-                (i,) = job.indices
-                request = requests[i]
-                done[i] = invalid_measurement(
-                    f"kernel {request.key} on {request.backend}: {failure}")
+                (i,), (sent,) = job.indices, job.jobs
+                done[i] = invalid_measurement(f"kernel {sent.key} on {sent.backend}: {failure}")
 
     def close(self) -> None:
         """Stop the idle workers."""
@@ -308,13 +313,49 @@ class WorkerCostEstimator(CostEstimator):
         self.close()
 
 
-def _job(request: KernelRequest) -> _Job | Measurement:
+def job_of(request: KernelRequest) -> Job | Measurement:
     """The job for a request, or Invalid when its kernel cannot even be built."""
     try:
-        text = str(request.build())
+        module = request.build()
+        text = str(module)
     except Exception as e:  # extracting a candidate failing is that candidate's problem
         return invalid_measurement(
             f"kernel {request.key} on {request.backend}: could not build it: "
             f"{type(e).__name__}: {e}"
         )
-    return _Job(request.backend, request.key, request.num_ops, text, request.alone)
+    weights = {op.value.key.data: None for op in module.walk()
+               if isinstance(op, ConstantOp) and isinstance(op.value, WeightAttr)}
+    return Job(request.backend, request.key, request.num_ops, text, request.alone,
+               tuple(weights))
+
+
+def index_batches(requests: Sequence[KernelRequest], settings: MeasureSettings
+                  ) -> list[list[int]]:
+    """`measurement_batches` of `requests` under `settings`' limits, as lists of indices."""
+    batches: list[list[int]] = []
+    start = 0
+    for batch in measurement_batches(requests, settings.batch_kernels, settings.batch_bytes):
+        batches.append(list(range(start, start + len(batch))))
+        start += len(batch)
+    return batches
+
+
+def progress_bar(total: int, progress: bool | None) -> Any:
+    """A bar of kernels measured on stderr, shown after `PROGRESS_DELAY_S`: always with
+    `progress`, never without, on a terminal only when None."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="measuring kernels", unit="kernel", file=sys.stderr,
+                delay=PROGRESS_DELAY_S, leave=False,
+                disable=not sys.stderr.isatty() if progress is None else not progress)
+
+
+def check_sendable(compile: WorkerCompileHook) -> None:
+    """A compile hook that cannot be pickled (to reach a worker process) is an error."""
+    try:
+        pickle.dumps(compile)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raise CollageError(
+            f"measurement: the compile hook {compile!r} cannot be sent to a worker "
+            f"process ({e}); use a module-level function"
+        ) from None

@@ -19,6 +19,7 @@ from collage_xdsl.core.cost import Cost
 from collage_xdsl.core.regions import Kernel
 from collage_xdsl.core.subgraph import SubGraph
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cluster import RayCostEstimator, ray_address
 from collage_xdsl.measure.cost_db import CachedCostEstimator, CostDatabase
 from collage_xdsl.measure.estimator import (
     CostEstimator,
@@ -31,7 +32,7 @@ from collage_xdsl.measure.estimator import (
 from collage_xdsl.measure.evict import needs_eviction
 from collage_xdsl.measure.measured import alone_measurement, measurement
 from collage_xdsl.measure.pool import MeasureSettings, WorkerCostEstimator
-from collage_xdsl.planner.options import PartitionOptions, not_runnable
+from collage_xdsl.planner.options import MEASURE_ON, PartitionOptions, not_runnable
 from collage_xdsl.runtime.calibration import transition_costs
 
 
@@ -44,7 +45,8 @@ def evicts(module: ModuleOp) -> bool:
 def make_estimator(specs: Sequence[PartitionSpec], options: PartitionOptions, evict: bool
                    ) -> tuple[CostEstimator, CostDatabase | None]:
     """The estimator `options` ask for, wrapped in the cost database when they name one;
-    a measured one times kernels after L2 eviction when `evict` (`evicts`)."""
+    a measured one times kernels after L2 eviction when `evict` (`evicts`), in worker
+    processes here or on the Ray cluster `measure_on` names."""
     settings = MeasureSettings(evict=evict)
     if options.estimator == "mock":
         costs = parse_mock_costs(options.mock_costs)
@@ -61,9 +63,15 @@ def make_estimator(specs: Sequence[PartitionSpec], options: PartitionOptions, ev
                 f"collage-partition: estimator=measured needs a codegen hook for backend "
                 f"{missing} (hooks exist for {', '.join(runnable_backends())}); use "
                 "estimator=mock for toy backends")
-        inner = WorkerCostEstimator(workers=options.measure_workers,
-                                    timeout_s=options.measure_timeout, settings=settings,
-                                    backend_options=options.backend_map())
+        address = ray_address(options.measure_on, MEASURE_ON)
+        if address is None:
+            inner = WorkerCostEstimator(workers=options.measure_workers,
+                                        timeout_s=options.measure_timeout, settings=settings,
+                                        backend_options=options.backend_map())
+        else:
+            inner = RayCostEstimator(address, measure_on=options.measure_on, option=MEASURE_ON,
+                                     timeout_s=options.measure_timeout, settings=settings,
+                                     backend_options=options.backend_map())
     if options.cost_db is None:
         return inner, None
     db = CostDatabase(options.cost_db)

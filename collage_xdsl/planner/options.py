@@ -21,9 +21,12 @@ from collage_xdsl.core.candidates import PartitionSpec
 from collage_xdsl.core.placement import Constraints
 from collage_xdsl.core.subgraph import SubGraphConfig
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cluster import LOCAL, ray_address
 from collage_xdsl.refine.report import RefineOptions
 
 DEFAULT_BACKENDS = ("tvm", "onnxruntime", "openvino")
+MEASURE_ON = "collage-partition: measure-on"
+"""How errors about the `measure_on` option name it."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,13 @@ class PartitionOptions(CandidateOptions):
     """Worker processes measuring kernels."""
     measure_timeout: float | int = 120.0
     """Seconds a worker may go without compiling a kernel or finishing a pass of rounds."""
+    measure_on: str = LOCAL
+    """Where kernels are measured: local (worker processes here), ray:auto or
+    ray://HOST:PORT (a Ray cluster, `collage_xdsl.measure.cluster`)."""
+    prune: bool = True
+    """With the measured estimator, measure only the candidates that can still be on a plan
+    within the noise of the best, by predicted costs (`collage_xdsl.planner.promising`);
+    false: measure every candidate."""
     launch_penalty: float | int = 0.0
     """Seconds added per kernel."""
     transitions: str = "auto"
@@ -203,6 +213,9 @@ class PartitionOptions(CandidateOptions):
         if self.estimator not in ("mock", "measured"):
             raise CollageError(f"collage-partition: unknown estimator {self.estimator!r} "
                                "(mock or measured)")
+        if ray_address(self.measure_on, MEASURE_ON) is not None and self.estimator == "mock":
+            raise CollageError(f"{MEASURE_ON} {self.measure_on}: measures kernels; it needs "
+                               "estimator=measured")
         if self.refine_budget != 0:
             self.refinement().check(specs)
 

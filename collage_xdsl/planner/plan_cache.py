@@ -7,7 +7,7 @@ second compile of the same model re-times and refines nothing.
 
 A plan is kept under the model's structure and node names (`function_hash` and the SSA
 names the plan file keys ops by), the options that change the plan (every partition option
-but where files go and how many workers measure), the host (the database's) and the
+but where files go and where and by how many workers kernels are measured), the host (the database's) and the
 versions of the enabled backends; a plan kept under other versions or on another host does
 not count, and the lookup says why. `replan` searches again.
 """
@@ -29,7 +29,7 @@ from collage_xdsl.planner.options import PartitionOptions
 from collage_xdsl.planner.plan_file import plan_json
 
 NOT_IN_KEY = ("cost_db", "plan_file", "save_plan", "replan", "measure_workers",
-              "measure_timeout")
+              "measure_timeout", "measure_on")
 """Options that do not change the plan."""
 
 

@@ -19,6 +19,7 @@ from collage_xdsl.backends.tvm.options import (
 )
 from collage_xdsl.core.outline import kernel_calls
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.cluster import LOCAL, check_measure_on
 from collage_xdsl.measure.cost_db import default_path
 from collage_xdsl.planner.options import (
     DEFAULT_BACKENDS,
@@ -54,6 +55,10 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
     p.add_argument("--cost-db", metavar="PATH",
                    help="SQLite cost database of measured costs (default: the user's cache "
                         "directory); only with --estimator measured")
+    p.add_argument("--measure-on", default=LOCAL, metavar="local|ray:auto|ray://HOST:PORT",
+                   help="where kernels are measured: worker processes here (local, the "
+                        "default) or a Ray cluster (ray:auto: the one `ray start` runs here; "
+                        "needs the cluster extra; docs/measurement.md)")
     p.add_argument("--mock-costs", default="", metavar="B:SECONDS,...",
                    help="per-op base cost of each backend for --estimator mock")
     p.add_argument("--max-depth", type=int, default=8, metavar="N",
@@ -68,8 +73,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                    help="cost added per kernel launch (default 0)")
     p.add_argument("--refine-budget", metavar="SECONDS|auto",
                    help="wall seconds for refining the partition by measured whole-model "
-                        "latency, or auto (30 s, extended for a model whose plans take long "
-                        "to build and load so that every seed is compared, up to 600 s); "
+                        "latency, or auto (room to compare each move worth trying once at "
+                        "what the start plan took to load and time, 1 s to 600 s; it stops "
+                        "earlier when nothing pays, docs/refinement.md); "
                         f"never returns a slower one (default {DEFAULT_REFINE_BUDGET} with "
                         "--estimator measured, 0 with mock; 0 = off)")
     p.add_argument("--alternatives", type=int, default=2, metavar="N",
@@ -97,6 +103,9 @@ def add_partition_options(p: argparse.ArgumentParser, *, backends_default: str |
                         "collage-composite-patterns)")
     p.add_argument("--plan", metavar="PLAN.json",
                    help="follow this saved plan instead of searching (docs/control.md)")
+    p.add_argument("--measure-all", dest="prune", action="store_false",
+                   help="measure every candidate kernel, not only those predicted to "
+                        "possibly be on a plan within 2%% of the best")
     p.add_argument("--replan", action="store_true",
                    help="search again even when the cost database keeps a plan for this "
                         "model and these options")
@@ -115,6 +124,8 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
     if args.estimator == "mock":
         if args.cost_db:
             raise CollageError("--cost-db keeps measured costs; it needs --estimator measured")
+        if args.measure_on != LOCAL:
+            raise CollageError("--measure-on measures kernels; it needs --estimator measured")
         cost_db = None
     else:
         cost_db = args.cost_db or str(default_path())
@@ -136,7 +147,9 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
     if args.max_depth < 0:
         raise CollageError(f"--max-depth must be >= 0 (0: unbounded), got {args.max_depth}")
     backends = parse_backends(args.backends)
+    check_measure_on(args.measure_on, "--measure-on")
     return PartitionOptions(backends=backends, estimator=args.estimator, cost_db=cost_db,
+                            measure_on=args.measure_on,
                             mock_costs=args.mock_costs, launch_penalty=args.launch_penalty,
                             tvm_max_depth=args.max_depth, byoc_max_depth=args.max_depth,
                             tvm_max_regions=args.max_regions,
@@ -148,7 +161,7 @@ def partition_options(args: argparse.Namespace) -> PartitionOptions:
                             min_kernel_ops=args.min_kernel_ops,
                             min_kernel_seconds=args.min_kernel_seconds,
                             no_fallback=args.no_fallback, plan_file=args.plan,
-                            save_plan=args.save_plan, replan=args.replan)
+                            save_plan=args.save_plan, replan=args.replan, prune=args.prune)
 
 
 def backend_options(args: argparse.Namespace, backends: tuple[str, ...]) -> str:

@@ -52,8 +52,10 @@ SEEDS = 24
 ROUND_KERNELS = 48
 """Candidates measured at least between two fits of the predictors."""
 LARGE_NODES = 8
-"""Candidates of more kernel nodes than this count in a plan's lower bound only where they
-do not overlap the candidate it is through (`lowest_plan_through`)."""
+LARGE = 64
+"""The candidates of more than `LARGE_NODES` kernel nodes, at most `LARGE` of them, that
+count in a plan's lower bound only where they do not overlap the candidate it is through
+(`lowest_plan_through`)."""
 """Candidates measured at least between two fits of the predictors."""
 
 CheapestTotal = Callable[[Callable[[CandidateKernel], float]], float]
@@ -91,10 +93,10 @@ def lowest_plan_through(insides: Sequence[int], lows: np.ndarray, kernel_nodes: 
     `lows[k] / nodes of k`, of a candidate k that covers that node and could be in the
     cover beside c. Any cover costs at least the sum of its candidates' shares.
 
-    "Could be beside c" is checked for the candidates of more than `LARGE_NODES` nodes,
-    which must not overlap c (a whole-model candidate, cheap per node, is never beside
-    another); the smaller ones count whether they overlap c or not, which only lowers
-    the bound."""
+    "Could be beside c" is checked for the `LARGE` candidates of more than `LARGE_NODES`
+    nodes that are cheapest per node, which must not overlap c (a whole-model candidate,
+    cheap per node, is never beside another); the others count whether they overlap c or
+    not, which only lowers the bound."""
     columns = list(bits(kernel_nodes))
     where = {n: j for j, n in enumerate(columns)}
     member = np.zeros((len(insides), len(columns)), dtype=bool)
@@ -102,7 +104,10 @@ def lowest_plan_through(insides: Sequence[int], lows: np.ndarray, kernel_nodes: 
         member[i, [where[n] for n in bits(inside & kernel_nodes)]] = True
     sizes = np.maximum(member.sum(axis=1), 1)
     shares = np.where(member, (lows / sizes)[:, None], math.inf)
-    large = sizes > LARGE_NODES
+    per_node = np.where(sizes > LARGE_NODES, lows / sizes, math.inf)
+    large = np.zeros(len(insides), dtype=bool)
+    large[np.argsort(per_node)[:LARGE]] = True
+    large &= np.isfinite(per_node)
     small_share = shares[~large].min(axis=0, initial=math.inf)
     large_member, large_shares = member[large], shares[large]
     bounds = np.empty(len(insides))

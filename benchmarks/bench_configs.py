@@ -1,19 +1,22 @@
 """The configurations a model is benchmarked in, and the check of their outputs.
 
-    runs = {"onnxruntime": whole_model("onnxruntime", model, policy),
-            "pf-openvino": executable(partition_for(model.module, "openvino"), policy), ...}
-    disagreement = check_outputs(got, want, model, inputs, policy)   # None when they agree
+    specs = {"onnxruntime": whole_model("onnxruntime", model),
+             "pf-openvino": plan(partition_for(model.module, "openvino")), ...}
+    problem, notes = OutputCheck(model, inputs, reference, policy).compare(outputs)
 
-Single backends run in their best whole-model configuration (as `collage bench` runs them):
-`onnxruntime` one session over the whole ONNX file, `openvino` the whole file compiled for
-CPU in f32, `iree` the whole model lowered to linalg and compiled by IREE for the host CPU
+A configuration is what a process of its own builds (`collage_xdsl.runtime.configurations`).
+Single backends run in their best whole-model configuration, as their users run them (as
+`collage bench` runs them): `onnxruntime` one session over the whole ONNX file and
+`openvino` the whole file compiled for CPU in f32, each with its own defaults but the thread
+count; `iree` the whole model lowered to linalg and compiled by IREE for the host CPU
 (`docs/mlir.md`), `tvm` our lowering of the whole model as one Relax module, fused by TVM
 (`collage-assign{backend=tvm fusion=whole}`; one module per FuseOps group took 5-70%
 longer), through the runtime. `pf-<backend>` is the greedy BYOC baseline
 (`collage-partition-for{backend=...}`, then `collage-outline`) through the runtime;
 `collage-tvm+<backend>` is Collage (refined) with only tvm and that backend, compared
-with `pf-<backend>` (`PAIRS`). Every configuration uses the same
-`ThreadPolicy`.
+with `pf-<backend>` (`PAIRS`). Plans through the runtime run with `policy_for_plan`: one
+library's own defaults when all their kernels are that library's, the shared policy when
+they mix libraries.
 
 Outputs are compared with ONNX Runtime's within RTOL / ATOL, raised for a float16 model
 and, for a dequantized output, to one quantization step (`runtime.agreement.tolerances`).
@@ -28,7 +31,7 @@ on a copy of the model that also outputs them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
@@ -39,11 +42,9 @@ from xdsl.dialects.builtin import ModuleOp
 from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.runtime.agreement import ill_conditioned, tolerances
-from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.runtime.configurations import Configuration, Plan
 from collage_xdsl.tools import bench as collage_bench
 from collage_xdsl.tools.model import LoadedModel
-
-Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
 
 SINGLES = ("onnxruntime", "openvino", "tvm", "iree")
 BASELINES = ("pf-onnxruntime", "pf-openvino")
@@ -55,12 +56,12 @@ REFERENCE = "onnxruntime"
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def whole_model(backend: str, model: LoadedModel, policy: ThreadPolicy,
-                options: BackendOptions | None = None) -> Run:
+def whole_model(backend: str, model: LoadedModel, options: BackendOptions | None = None
+                ) -> Configuration:
     """`backend` alone on the whole model, in its best configuration (as `collage bench`
     runs it: ONNX Runtime and OpenVINO on the ONNX file)."""
     assert model.onnx_path is not None
-    return collage_bench.whole_model(backend, model, policy, options)
+    return collage_bench.whole_model_config(backend, model, options)
 
 
 def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
@@ -74,9 +75,9 @@ def partition_for(module: ModuleOp, backend: str) -> ModuleOp:
     return module
 
 
-def executable(module: ModuleOp, policy: ThreadPolicy,
-               options: BackendOptions | None = None) -> Run:
-    return Executable(module, threads=policy, backend_options=options).run
+def plan(module: ModuleOp, options: BackendOptions | None = None) -> Configuration:
+    """An outlined module through the runtime."""
+    return Plan.of(module, options)
 
 
 def _mismatch(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:

@@ -7,11 +7,12 @@ distribution-free confidence interval, and the geometric mean over models.
 
 Samples are aligned by round: ``samples[r]`` is the seconds of round r, or None where the
 configuration was not timed in that round (slow configurations take part in a few rounds
-only). A per-round ratio divides two calls made in the same round, so a slow phase of the
+only). A per-round ratio divides two blocks of the same round, so a slow phase of the
 machine scales numerator and denominator alike.
 
-The median and its 95% order-statistic interval (``median``, ``median_ci``, ``MedianCI``)
-are `collage_xdsl.measure.stats`'s, re-exported here: collage-refine's timings use the same.
+The per-round ratios, the median and its 95% order-statistic interval (``per_round_ratios``,
+``median``, ``median_ci``, ``MedianCI``) are `collage_xdsl.measure.stats`'s, re-exported
+here: `collage bench` and collage-refine's timings use the same.
 """
 
 from __future__ import annotations
@@ -20,17 +21,9 @@ import math
 from collections.abc import Sequence
 
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.stats import LEVEL, MedianCI, median, median_ci
+from collage_xdsl.measure.stats import LEVEL, MedianCI, median, median_ci, per_round_ratios
 
 __all__ = ["LEVEL", "MedianCI", "geomean", "median", "median_ci", "per_round_ratios"]
-
-
-def per_round_ratios(config: Sequence[float | None], best: Sequence[float | None]
-                     ) -> list[float]:
-    """``config[r] / best[r]`` for every round r in which both were timed."""
-    if len(config) != len(best):
-        raise CollageError(f"per-round ratios: {len(config)} rounds against {len(best)}")
-    return [c / b for c, b in zip(config, best) if c is not None and b is not None]
 
 
 def geomean(values: Sequence[float]) -> float:

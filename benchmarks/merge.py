@@ -8,8 +8,9 @@ time (`--models`); this puts the parts in one `results.json`, `table.md` and
 `ratios.png`, with the geomeans, counts above 1.02x and additive errors computed over all
 their models by the benchmark's own summary (`bench_report.summarize`), not by hand.
 
-Runs are merged only when their numbers compare: the same host, threads, timing and
-refinement settings and library versions (`SETTINGS`); each model comes from one part.
+Runs are merged only when their numbers compare: the same host, threads, timing method and
+settings, refinement settings and library versions (`SETTINGS`, `METHOD`); each model
+comes from one part.
 The merged results keep every part's command, date and commit (`parts`), and the tables
 list them. A file that is missing, not JSON or not a benchmark's results, settings that
 differ (the field and both values) and a model in two parts are one `error:` line naming
@@ -31,6 +32,9 @@ from collage_xdsl.errors import CollageError  # noqa: E402
 SETTINGS = ("host", "threads", "rounds", "timing_s", "warmup", "sample_ms", "slow_factor",
             "slow_rounds", "refine_budget", "max_depth", "seed", "tvm_tune", "versions")
 """What must be equal in every part for their ratios to be summarized together."""
+METHOD = ("timing",)
+"""What must be equal too, but older runs do not record (None: every configuration in the
+benchmark's own process)."""
 
 
 def load_run(path: Path) -> dict:
@@ -55,10 +59,10 @@ def merge(runs: list[dict]) -> dict:
     """One results dict over the models of every run in `runs` (each from `load_run`)."""
     first = runs[0]
     for run in runs[1:]:
-        for key in SETTINGS:
-            if run[key] != first[key]:
-                raise CollageError(f"{run['file']}: {key} is {run[key]!r}, but "
-                                   f"{first[key]!r} in {first['file']}: their ratios do "
+        for key in (*SETTINGS, *METHOD):
+            if run.get(key) != first.get(key):
+                raise CollageError(f"{run['file']}: {key} is {run.get(key)!r}, but "
+                                   f"{first.get(key)!r} in {first['file']}: their ratios do "
                                    f"not compare")
     models: dict[str, dict] = {}
     source: dict[str, str] = {}
@@ -69,6 +73,7 @@ def merge(runs: list[dict]) -> dict:
                                    f"{source[name]}: merge one run of each model")
             models[name], source[name] = model, run["file"]
     merged = {key: first[key] for key in SETTINGS}
+    merged.update({key: first[key] for key in METHOD if key in first})
     merged["confidence_interval"] = first.get("confidence_interval")
     merged["parts"] = [{"file": run["file"], "command": run["command"], "date": run["date"],
                         "commit": run.get("commit"), "models": list(run["models"])}

@@ -20,9 +20,11 @@ Per model:
    ("n/a" when a database exists without it). Then it is partitioned again, warm: the
    search and measurement time with a warm database. Every partition here searches
    (`replan`): the plan the database keeps for the model is not followed.
-2. Configurations (`benchmarks/bench_configs.py`), all with one `ThreadPolicy`
-   (`--threads`; ONNX Runtime's threads spin in a run and stop when it returns):
-   `onnxruntime`, `openvino`, `tvm` and `iree` alone
+2. Configurations (`benchmarks/bench_configs.py`), each built and run in a process of
+   its own (`collage_xdsl.runtime.configurations`), all with `--threads` threads, each
+   as its users run it (a library alone with its own defaults, ONNX Runtime's threads
+   spinning on; a plan with `policy_for_plan`: one library's defaults, or the shared
+   policy when it mixes libraries): `onnxruntime`, `openvino`, `tvm` and `iree` alone
    (TVM tuned when `--tvm-tune metaschedule`), the greedy BYOC baselines
    `pf-onnxruntime` and `pf-openvino`, `collage-search` (the Dijkstra plan from the warm
    database) and `collage` (the same plus `--refine-budget` of end-to-end refinement,
@@ -34,19 +36,20 @@ Per model:
    outputs are checked against ONNX Runtime's before timing; a configuration that fails
    to build, disagrees or crashes is reported as failed with the reason, and the others
    go on.
-3. Timing (`benchmarks/bench_timing.py`): warm-up, then at least `--rounds` interleaved
+3. Timing (`collage_xdsl.measure.side_by_side`): warm-up, then at least `--rounds`
    rounds, more while they fit in `--timing-s` seconds (default 60: a round's ratio
    scatters by 5-28% here, so fast models, whose rounds are short, get hundreds), one
-   sample of each configuration per round in a balanced order: its steady-state
+   block of each configuration per round in a balanced order: its steady-state
    latency (a first call, then the mean of enough calls to last `--sample-ms`, default
    50 ms: a 5 ms sample of a millisecond model is one or two calls right after the other
-   configurations ran); the first call is kept as well ("first call" ratios). Configurations
-   more than `--slow-factor` times slower than the fastest single backend in warm-up
-   are timed in `--slow-rounds` rounds only (marked `*`).
+   configurations ran), after which its process waits until its threads are quiet, so
+   that the next block starts on idle cores; the first call is kept as well ("first
+   call" ratios). Configurations more than `--slow-factor` times slower than the fastest
+   single backend in warm-up are timed in `--slow-rounds` rounds only (marked `*`).
 4. Statistics (`benchmarks/bench_stats.py`): the best single backend is the single
    backend with the lowest median; every configuration's per-round ratio to it
-   (t_config[r] / t_best[r]), their median and its 95% order-statistic confidence
-   interval (binomial, distribution-free, deterministic).
+   (t_config[r] / t_best[r], two blocks of one round), their median and its 95%
+   order-statistic confidence interval (binomial, distribution-free, deterministic).
 5. Additive error of the `collage-search` and `collage` plans, two ways
    (`_additivity`): the search's view, the estimate from the cost database (the called
    kernels' `collage.cost` plus the boundary model the partition used,
@@ -78,7 +81,7 @@ import os
 import platform
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -87,6 +90,7 @@ import numpy as np
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.backends.tvm.options import MODES, tuning_backend_options
 from collage_xdsl.errors import CollageError
+from collage_xdsl.measure.side_by_side import time_side_by_side
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import (  # noqa: E402  (benchmarks/ is not a package)
@@ -101,6 +105,10 @@ from bench_stats import median, median_ci, per_round_ratios  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORK = ROOT / "benchmarks" / "work"
 PACKAGES = ("collage-xdsl", "xdsl", "apache-tvm", "onnxruntime", "openvino", "onnx", "numpy")
+TIMING = ("a process per configuration, each as its users run it; one block of each per "
+          "round, in a balanced order, each process quiet before the next block")
+"""How configurations are timed (`results.json`'s `timing`: runs timed otherwise do not
+merge)."""
 
 
 def progress(message: str) -> None:
@@ -148,8 +156,7 @@ def _mixing_ratio(functions: list[dict]) -> float | None:
 
 def bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy) -> dict:
     """The JSON record of one model; a failure is recorded in it, never raised."""
-    from bench_timing import failure_reason
-
+    from collage_xdsl.measure.side_by_side import failure_reason
     from collage_xdsl.runtime.executable import release_cached_kernels
 
     entry: dict = {"model": name, "display": display_name(name), "status": "ok",
@@ -169,19 +176,16 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
                  entry: dict) -> None:
     from bench_configs import (
         BASELINES,
-        CONFIGS,
         PAIRS,
-        REFERENCE,
         SINGLES,
-        OutputCheck,
-        executable,
         partition_for,
+        plan,
         whole_model,
     )
-    from bench_timing import failure_reason, time_interleaved
 
     from collage_xdsl.planner.options import PartitionOptions
     from collage_xdsl.planner.pipeline import partition_module
+    from collage_xdsl.runtime.configurations import Configurations
     from collage_xdsl.tools.model import load_model, random_inputs
 
     path = model_file(name, args.work)
@@ -205,39 +209,66 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
         partition["cold_seconds"] = _cold_seconds(cold_json)
         plans["collage-search"] = partition_module(model.module, options)
         partition["warm"] = _partition_record(plans["collage-search"])
-        return executable(plans["collage-search"].module, policy, backend_options)
+        return plan(plans["collage-search"].module, backend_options)
 
     def collage():
         plans["collage"] = partition_module(model.module,
                                             replace(options, refine_budget=args.refine_budget))
         partition["refined"] = _partition_record(plans["collage"])
-        return refined("collage")
+        return plan(plans["collage"].module, backend_options)  # alternatives chosen at run time
 
     def pair(config: str):
         backends = ("tvm", PAIRS[config].removeprefix("pf-"))
         plans[config] = partition_module(model.module, replace(
             options, backends=backends, refine_budget=args.refine_budget))
         partition[config] = _partition_record(plans[config])
-        return refined(config)
-
-    selectors = {}
-
-    def refined(config: str):
-        """A refined plan through the runtime, its alternatives chosen at run time."""
-        exe = plans[config].executable(threads=policy)
-        if exe.selector is not None:
-            selectors[config] = exe.selector
-        return exe.run
+        return plan(plans[config].module, backend_options)
 
     builders = {
-        **{b: (lambda b=b: whole_model(b, model, policy, backend_options)) for b in SINGLES},
-        **{b: (lambda b=b: executable(partition_for(model.module, b.removeprefix("pf-")),
-                                      policy, backend_options)) for b in BASELINES},
+        **{b: (lambda b=b: whole_model(b, model, backend_options)) for b in SINGLES},
+        **{b: (lambda b=b: plan(partition_for(model.module, b.removeprefix("pf-")),
+                                backend_options)) for b in BASELINES},
         "collage-search": collage_search,
         "collage": collage,
         **{c: (lambda c=c: pair(c)) for c in PAIRS},
     }
-    configs, runs = entry["configs"], {}
+    with Configurations(inputs, policy.threads) as processes:
+        _start(name, args, builders, processes, entry["configs"])
+        _check_outputs(model, inputs, policy, processes, entry["notes"])
+        progress(f"{name}: timing {', '.join(processes.running)} (at least {args.rounds} "
+                 f"rounds, {args.timing_s:g} s)")
+        timing = time_side_by_side(processes.running, SINGLES, args.rounds, args.warmup,
+                                   args.slow_factor, args.slow_rounds, args.sample_ms / 1e3,
+                                   args.timing_s)
+        for config, reason in timing.failures.items():
+            processes.fail(config, reason)
+        stats = {c: p.selector_stats() for c, p in processes.running.items()}
+        policies = {c: p.policy for c, p in processes.running.items()}
+    _timing_record(entry, timing, policies, processes.failures)
+    for config, selector in stats.items():
+        if selector is not None:
+            entry["configs"][config]["alternatives"] = selector
+            entry["notes"].append(selector_note(config, selector))
+    for config, greedy in PAIRS.items():
+        if config in policies and greedy in policies:
+            ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
+            entry["vs_greedy"][config] = {"greedy": greedy, "median": ci.median, "low": ci.low,
+                                          "high": ci.high, "coverage": ci.coverage}
+    for config in ("collage-search", "collage"):
+        if config in policies and config not in timing.slow:
+            progress(f"{name}: checking the additive model of {config}")
+            entry["additive_error"][config] = _additivity(plans[config], inputs, policy,
+                                                          args.additivity_rounds)
+
+
+def _start(name: str, args: argparse.Namespace, builders: dict, processes, configs: dict
+           ) -> None:
+    """Build each configuration (its plan here, the rest in a process of its own); record
+    the skipped and the failed in `configs`. The reference failing fails the model."""
+    from bench_configs import CONFIGS, PAIRS, REFERENCE
+
+    from collage_xdsl.measure.side_by_side import failure_reason
+
     for config in CONFIGS:
         if config == "collage" and args.refine_budget == 0:
             configs[config] = {"status": "skipped", "reason": "refinement off (--refine-budget 0)"}
@@ -247,38 +278,53 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             continue
         progress(f"{name}: building {config}")
         try:
-            runs[config] = builders[config]()
+            spec = builders[config]()
         except Exception as e:  # a backend that cannot take the model fails its config only
-            if config == REFERENCE:
-                raise CollageError(f"{REFERENCE} (the reference) failed: "
-                                   f"{failure_reason(e)}") from None
-            configs[config] = {"status": "failed", "reason": failure_reason(e)}
+            processes.failures[config] = failure_reason(e)
+        else:
+            processes.start(config, spec)
+        if config == REFERENCE and config in processes.failures:
+            raise CollageError(f"{REFERENCE} (the reference) failed: "
+                               f"{processes.failures[config]}")
 
-    reference = runs[REFERENCE](inputs)
+
+def _check_outputs(model, inputs, policy: ThreadPolicy, processes, notes: list[str]) -> None:
+    """Each configuration's outputs against the reference's; one that disagrees or fails
+    is stopped."""
+    from bench_configs import REFERENCE, OutputCheck
+
+    from collage_xdsl.measure.side_by_side import Failed
+
+    try:
+        reference = processes.running[REFERENCE].outputs()
+    except Failed as e:
+        raise CollageError(f"{REFERENCE} (the reference) failed: {e}") from None
     check = OutputCheck(model, inputs, reference, policy)
-    for config in [c for c in runs if c != REFERENCE]:
+    for config in [c for c in processes.running if c != REFERENCE]:
         try:
-            problem, notes = check.compare(runs[config](inputs))
-        except Exception as e:
-            problem, notes = failure_reason(e), []
-        entry["notes"] += [f"{config}: {note}" for note in notes]
+            problem, config_notes = check.compare(processes.running[config].outputs())
+        except Failed as e:
+            problem, config_notes = str(e), []
+        notes += [f"{config}: {note}" for note in config_notes]
         if problem is not None:
-            configs[config] = {"status": "failed", "reason": problem}
-            del runs[config]
+            processes.fail(config, problem)
 
-    progress(f"{name}: timing {', '.join(runs)} (at least {args.rounds} rounds, "
-             f"{args.timing_s:g} s)")
-    timing = time_interleaved(runs, inputs, SINGLES, args.rounds, args.warmup,
-                              args.slow_factor, args.slow_rounds, args.sample_ms / 1e3,
-                              args.timing_s)
+
+def _timing_record(entry: dict, timing, policies: dict[str, ThreadPolicy],
+                   failures: dict[str, str]) -> None:
+    """Each configuration's figures (or failure) in `entry`, ratios against the best
+    single backend, in the order of `CONFIGS`."""
+    from bench_configs import CONFIGS, SINGLES
+
+    configs = entry["configs"]
     entry["rounds"] = timing.rounds
-    for config, reason in timing.failures.items():
+    for config, reason in failures.items():
         configs[config] = {"status": "failed", "reason": reason}
-        del runs[config]
-    medians = {c: median([s for s in timing.samples[c] if s is not None]) for c in runs}
-    best = min((c for c in SINGLES if c in runs and c not in timing.slow), key=medians.get)
+    medians = {c: median([s for s in timing.samples[c] if s is not None]) for c in policies}
+    best = min((c for c in SINGLES if c in policies and c not in timing.slow),
+               key=medians.get)
     entry["best_single"] = best
-    for config in runs:
+    for config in policies:
         samples = timing.samples[config]
         timed = [s for s in samples if s is not None]
         ratios = per_round_ratios(samples, timing.samples[best])
@@ -299,21 +345,10 @@ def _bench_model(name: str, args: argparse.Namespace, policy: ThreadPolicy,
             "first_median_ms": median(first) * 1e3,
             "first_ratio": {"median": first_ci.median, "low": first_ci.low,
                             "high": first_ci.high},
+            "settle_ms": median([s for s in timing.settle[config] if s is not None]) * 1e3,
+            "policy": asdict(policies[config]),
         }
-    for config, selector in selectors.items():
-        if config in runs:
-            stats = configs[config]["alternatives"] = selector.stats()
-            entry["notes"].append(selector_note(config, stats))
-    for config, greedy in PAIRS.items():
-        if config in runs and greedy in runs:
-            ci = median_ci(per_round_ratios(timing.samples[config], timing.samples[greedy]))
-            entry["vs_greedy"][config] = {"greedy": greedy, "median": ci.median, "low": ci.low,
-                                          "high": ci.high, "coverage": ci.coverage}
-    for config in ("collage-search", "collage"):
-        if config in runs and config not in timing.slow:
-            progress(f"{name}: checking the additive model of {config}")
-            entry["additive_error"][config] = _additivity(plans[config], inputs, policy,
-                                                          args.additivity_rounds)
+    entry["configs"] = {c: configs[c] for c in CONFIGS if c in configs}
 
 
 def selector_note(config: str, stats: dict) -> str:
@@ -484,6 +519,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> dict:
         "seed": args.seed,
         "tvm_tune": args.tvm_tune or "none",
         "versions": _versions(),
+        "timing": TIMING,
         "confidence_interval": "95% order-statistic (binomial) interval of the median "
                                "of per-round ratios",
         "models": {},

@@ -1,13 +1,13 @@
 """The benchmark suite (`benchmarks/`): its statistics on samples with known answers, the
-interleaved timing, the output check, errors, and real runs on the MLP in a fresh work
-directory (cold cost database first, then warm)."""
+output check, errors, and real runs on the MLP in a fresh work directory (cold cost
+database first, then warm), each configuration in a process of its own. The timing itself
+is `tests/test_side_by_side.py`'s and `tests/test_configurations.py`'s."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -29,15 +29,10 @@ from bench_configs import (  # noqa: E402
     ill_conditioned,
 )
 from bench_stats import geomean, median_ci, per_round_ratios  # noqa: E402
-from bench_timing import (  # noqa: E402
-    MAX_ROUNDS_FACTOR,
-    slow_round_indices,
-    time_interleaved,
-)
 
 from collage_xdsl.backends.threads import ThreadPolicy  # noqa: E402
 from collage_xdsl.errors import CollageError  # noqa: E402
-from collage_xdsl.measure.timing import balanced_order  # noqa: E402
+from collage_xdsl.measure.timing import QUIET_S  # noqa: E402
 from collage_xdsl.runtime.selector import PlanSelector  # noqa: E402
 from collage_xdsl.tools.model import load_model  # noqa: E402
 
@@ -82,93 +77,6 @@ def test_geomean():
 
 
 # ---------------------------------------------------------------------------
-# Timing
-# ---------------------------------------------------------------------------
-
-
-def test_slow_rounds_are_spread_over_the_run():
-    assert slow_round_indices(30, 3) == {0, 10, 20}
-    assert slow_round_indices(2, 5) == {0, 1}
-
-
-def test_interleaved_rounds_rotate_and_time_slow_configurations_rarely():
-    calls = []
-
-    def config(name, seconds=0.0, fail=False):
-        def run(inputs):
-            calls.append(name)
-            if fail and len(calls) > 8:
-                raise RuntimeError("backend crashed\nsecond line")
-            time.sleep(seconds)
-            return []
-        return run
-
-    # 5 ms against 200 ms: no scheduling noise makes a fast one look 10x slower than "fast"
-    runs = {"fast": config("fast", 0.005), "slow": config("slow", 0.2),
-            "other": config("other", 0.005), "flaky": config("flaky", 0.005, fail=True)}
-    timing = time_interleaved(runs, [], singles=["fast"], rounds=6, warmup=2,
-                              slow_factor=10, slow_rounds=2, sample_s=0.0)
-    assert timing.slow == {"slow"}
-    assert timing.failures == {"flaky": "RuntimeError: backend crashed"}
-    # warm-up: all four, then all but the slow one; a sizing call of each but the slow one;
-    # rounds 0 and 1: rows of the balanced order of three, then of two configurations
-    # (flaky failed while sizing, slow is timed in round 0 only); a sample: a first call,
-    # then one timed call
-    assert calls[:7] == ["fast", "slow", "other", "flaky", "fast", "other", "flaky"]
-    assert calls[7:10] == ["fast", "other", "flaky"]  # one more call each sizes the samples
-    assert calls[10:16] == [n for n in balanced_order(["fast", "slow", "other"], 0)
-                            for _ in range(2)]
-    assert calls[16:20] == [n for n in balanced_order(["fast", "other"], 1)  # flaky dropped
-                            for _ in range(2)]
-    assert [s is not None for s in timing.samples["slow"]] == [True, False, False,
-                                                               True, False, False]
-    assert all(s is not None for s in timing.samples["fast"])
-
-
-def test_rounds_are_added_while_they_fit_in_the_timing_time():
-    def config(seconds):
-        return lambda inputs: time.sleep(seconds) or []
-
-    runs = {"a": config(0.002), "b": config(0.002), "slow": config(0.25)}  # slow even if
-    # a 2 ms sleep takes 20 ms on a loaded machine
-    timing = time_interleaved(runs, [], singles=["a"], rounds=3, warmup=1, slow_factor=10,
-                              slow_rounds=2, sample_s=0.0, min_s=0.2)
-    # a round: a first call and one timed call of a and b, 8 ms or more; slow not counted
-    assert timing.slow == {"slow"}
-    assert 3 < timing.rounds <= 0.2 / 0.008
-    assert all(len(v) == timing.rounds for v in timing.samples.values())
-    assert sum(s is not None for s in timing.samples["slow"]) == 2
-    # bounded by MAX_ROUNDS_FACTOR x rounds; none added without min_s
-    assert time_interleaved(runs, [], ["a"], 1, 1, 10, 1, 0.0, 10.0).rounds == \
-        MAX_ROUNDS_FACTOR
-    assert time_interleaved(runs, [], ["a"], 3, 1, 10, 1, 0.0).rounds == 3
-
-
-def test_a_sample_is_the_steady_state_after_a_first_call():
-    calls = []
-
-    def config(name, first_s):
-        def run(inputs):
-            if first_s and calls[-1:] != [name]:  # right after another configuration: slow
-                time.sleep(first_s)  # (never sleep(0): under load it can take milliseconds)
-            calls.append(name)
-            return []
-        return run
-
-    runs = {"cold": config("cold", 0.03), "warm": config("warm", 0.0),
-            "other": config("other", 0.0)}
-    timing = time_interleaved(runs, [], singles=["warm"], rounds=4, warmup=1,
-                              slow_factor=1e9, slow_rounds=1, sample_s=0.004)
-    assert timing.calls["cold"] == 1 and timing.calls["warm"] > 10  # from warm-up calls
-    assert all(f > 0.025 for f in timing.first["cold"])
-    assert all(s < 0.01 for s in timing.samples["cold"])  # the first call is not in it
-    burst = calls[6:]  # after warm-up and sizing: per round, a first call, then the burst
-    first_round = [n for n in balanced_order(list(runs), 0)
-                   for _ in range(1 + timing.calls[n])]
-    assert burst[:len(first_round)] == first_round
-
-
-# ---------------------------------------------------------------------------
 # Output check
 # ---------------------------------------------------------------------------
 
@@ -196,7 +104,7 @@ def test_ill_conditioned_softmax_disagreement_is_a_note(tmp_path):
     policy = ThreadPolicy()
     x = [np.array([[1.0, 1.0, 1.0, 1.0]], np.float32)]
     model = load_model(_softmax_model(tmp_path / "huge.onnx", 6.8e9))
-    run = bench_configs.whole_model("onnxruntime", model, policy)
+    run = bench_configs.whole_model("onnxruntime", model).build(policy.threads).run
     reference = run(x)
     check = OutputCheck(model, x, reference, policy)
     one_hot = np.array([[1.0, 0.0, 0.0, 0.0]], np.float32)
@@ -211,7 +119,7 @@ def test_well_conditioned_softmax_disagreement_fails(tmp_path):
     policy = ThreadPolicy()
     x = [np.array([[1.0, 1.0, 1.0, 1.0]], np.float32)]
     model = load_model(_softmax_model(tmp_path / "small.onnx", 3.0))
-    reference = bench_configs.whole_model("onnxruntime", model, policy)(x)
+    reference = bench_configs.whole_model("onnxruntime", model).build(policy.threads).run(x)
     problem, notes = OutputCheck(model, x, reference, policy).compare(
         [np.array([[1.0, 0.0, 0.0, 0.0]], np.float32), reference[1]])
     assert problem.startswith("disagrees with onnxruntime on output 'y'") and notes == []
@@ -263,7 +171,7 @@ def test_work_dir_that_cannot_be_created(capsys, tmp_path):
 
 
 def test_a_failing_reference_fails_the_model_only(monkeypatch, tmp_path):
-    def broken(backend, model, policy, options=None):
+    def broken(backend, model, options=None):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(bench_configs, "whole_model", broken)
@@ -353,6 +261,9 @@ def test_merged_runs_are_summarized_over_all_their_models(tmp_path, capsys):
      "versions is {{'openvino': '2025.1'}}, but {{'openvino': '2026.4.1'}} in {a}: their "
      "ratios do not compare"),
     ({"models": {"mlp": 1.0}}, "model mlp is also in {a}: merge one run of each model"),
+    ({"models": {"light_vgg19": 1.0}, "timing": "a process per configuration"},
+     "timing is 'a process per configuration', but None in {a}: their ratios do not "
+     "compare"),
 ])
 def test_runs_that_do_not_compare_are_not_merged(tmp_path, capsys, second, message):
     a = _write(tmp_path / "a", _run_results({"mlp": 1.0}))
@@ -418,6 +329,13 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     assert all(c["status"] == "ok" for c in mlp["configs"].values())
     best = mlp["best_single"]
     assert mlp["configs"][best]["ratio"]["per_round"] == [1.0] * 3
+    # each configuration in a process of its own, each library alone as its users run it,
+    # every block ended once its process was quiet
+    assert results["timing"] == bench_run.TIMING
+    for single in ("onnxruntime", "openvino"):
+        assert mlp["configs"][single]["policy"] == {
+            "threads": results["threads"], "spinning": "on", "own_defaults": True}
+    assert all(c["settle_ms"] >= QUIET_S * 1e3 for c in mlp["configs"].values())
     assert results["sample_ms"] == 50.0
     for name, config in mlp["configs"].items():
         assert len(config["samples_ms"]) == 3
@@ -470,10 +388,10 @@ def test_mlp_cold_then_warm(monkeypatch, tmp_path, capsys):
     # warm: the cold time is read back, not measured; a crashing backend fails its config
     real = bench_configs.whole_model
 
-    def openvino_crashes(backend, model, policy, options=None):
+    def openvino_crashes(backend, model, options=None):
         if backend == "openvino":
             raise RuntimeError("openvino crashed")
-        return real(backend, model, policy, options)
+        return real(backend, model, options)
 
     monkeypatch.setattr(bench_configs, "whole_model", openvino_crashes)
     assert bench_run.main([*common, "--rounds", "2", "--timing-s", "3", "--refine-budget", "0",

@@ -147,6 +147,13 @@ def test_bench_json(example_file, capsys):
     assert configs["collage"]["ratio_to_best_single"] == pytest.approx(
         configs["collage"]["median_ms"] / min(configs[b]["median_ms"] for b in report["backends"])
     )
+    for row in configs.values():  # per-block ratios to the best single backend, with a CI
+        ratio = row["per_round_ratio"]
+        assert 0 < ratio["low"] <= ratio["median"] <= ratio["high"]
+    # each library alone as its users run it (ONNX Runtime spinning on after a run)
+    assert configs["onnxruntime"]["policy"] == {"threads": report["threads"], "spinning": "on",
+                                                "own_defaults": True}
+    assert report["failed"] == {}
 
 
 def test_bench_samples_are_sized_after_the_warm_up():

@@ -116,6 +116,28 @@ def test_kernels_hand_tensors_between_all_three_backends(example, name):
     assert_matches(outputs, reference, ort_outputs)
 
 
+def test_a_plan_of_one_library_runs_with_its_defaults_a_mixed_one_shares(example):
+    """`policy_for_plan`: every kernel on one backend (alternatives included) -> that
+    library's own defaults; kernels of several -> the shared policy."""
+    from collage_xdsl.backends.threads import ThreadPolicy
+
+    module = example("mlp")[0]
+    alone = ThreadPolicy.library_defaults(2)
+    assert runtime.policy_for_plan(assign_module(module, "onnxruntime", "whole"), 2) == alone
+    assert runtime.policy_for_plan(assign_module(module, "tvm"), 2) == alone
+    mixed = module.clone()
+    CollageAssignPass(backend="tvm", fusion="none").apply(Context(), mixed)
+    CollageOutlinePass().apply(Context(), mixed)
+    kernels = kernel_functions(mixed)
+    kernels[-1].attributes["collage.backend"] = StringAttr("openvino")
+    assert runtime.plan_backends(mixed) == {"tvm", "openvino"}
+    assert runtime.policy_for_plan(mixed, 2) == ThreadPolicy(2, "run")
+    assert runtime.policy_for_plan(Parser(context(), TUPLES).parse_module(), 2).spinning == "run"
+    plan, _, _ = near_tied_mlp(example)  # an alternative plan's kernels count too
+    assert runtime.plan_backends(plan) == {"tvm", "onnxruntime"}
+    assert runtime.policy_for_plan(plan, 2) == ThreadPolicy(2, "run")
+
+
 def test_unpartitioned_module_runs_on_the_host(example):
     module, feeds, reference, _ = example("mlp")
     exe = Executable(module)

@@ -475,6 +475,32 @@ def test_onnxruntime_spinning_settings(spinning, allow, stop):
     assert config.get("session.force_spinning_stop") == stop
 
 
+def test_a_library_alone_runs_with_its_own_defaults_but_the_thread_count():
+    """`ThreadPolicy.library_defaults`: ONNX Runtime gets its intra-op threads and nothing
+    else (it spins on after a run, its default); OpenVINO its threads, f32 and the
+    latency hint."""
+    import openvino as ov
+
+    from collage_xdsl.backends.threads import ThreadPolicy
+
+    alone = ThreadPolicy.library_defaults(3)
+    assert (alone.threads, alone.spinning, alone.own_defaults) == (3, "on", True)
+    options = compile_kernel("onnxruntime", matmul_add_gelu(), alone).session \
+        .get_session_options()
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 0)
+    for key in ("session.intra_op.allow_spinning", "session.force_spinning_stop",
+                "session.intra_op_thread_affinities"):
+        with pytest.raises(RuntimeError, match="does not have configuration"):
+            options.get_session_config_entry(key)
+    compiled = compile_kernel("openvino", matmul_add_gelu(),
+                              ThreadPolicy.library_defaults(1)).compiled
+    assert compiled.get_property("INFERENCE_PRECISION_HINT") == ov.Type.f32
+    assert compiled.get_property("INFERENCE_NUM_THREADS") == 1
+    assert str(compiled.get_property("PERFORMANCE_HINT")) == "LATENCY"
+    with pytest.raises(CollageError, match="own defaults spin on after a run, not 'run'"):
+        ThreadPolicy(2, "run", own_defaults=True)
+
+
 def test_unknown_spinning_is_refused():
     from collage_xdsl.backends.threads import ThreadPolicy
 

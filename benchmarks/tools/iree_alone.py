@@ -6,8 +6,9 @@ backend side by side.
     python benchmarks/tools/iree_alone.py --models mnist_cnn,mlp,transformer_encoder [--rounds 15]
 
 Whole models run as `collage bench` and `benchmarks/run.py` run a single backend
-(`collage_xdsl.tools.bench.whole_model`); latencies are the median over interleaved rounds
-(`bench_timing.time_interleaved`) and are printed as ratios to the fastest backend.
+(`collage_xdsl.tools.bench.whole_model`), here all in this process; latencies are the median
+over interleaved rounds (`collage_xdsl.measure.side_by_side`) and are printed as ratios to
+the fastest backend.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from xdsl.dialects.func import FuncOp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_models import model_file, parse_models  # noqa: E402
-from bench_timing import time_interleaved  # noqa: E402
 from collage_xdsl.dialects import collage as C  # noqa: E402
 
 from collage_xdsl.backends import compile_kernel  # noqa: E402
@@ -34,6 +34,7 @@ from collage_xdsl.core.index_set import bits  # noqa: E402
 from collage_xdsl.core.subgraph import SubGraph  # noqa: E402
 from collage_xdsl.ir.inputs import random_arguments  # noqa: E402
 from collage_xdsl.linalg import lower_to_linalg  # noqa: E402
+from collage_xdsl.measure.side_by_side import InProcess, time_side_by_side  # noqa: E402
 from collage_xdsl.tools.bench import whole_model  # noqa: E402
 from collage_xdsl.tools.model import load_model, random_inputs  # noqa: E402
 
@@ -41,7 +42,8 @@ BACKENDS = ("onnxruntime", "openvino", "tvm", "iree")
 
 
 def _medians(runs, inputs, rounds: int) -> dict[str, float]:
-    timing = time_interleaved(runs, inputs, list(runs), rounds, 2, 1e9, rounds, 0.02)
+    timing = time_side_by_side({n: InProcess(run, inputs) for n, run in runs.items()},
+                               list(runs), rounds, 2, 1e9, rounds, 0.02)
     for name, reason in timing.failures.items():
         print(f"  {name}: failed: {reason}")
     return {name: float(np.median([s for s in samples if s is not None]))

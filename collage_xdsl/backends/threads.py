@@ -2,13 +2,15 @@
 
     policy = ThreadPolicy(threads=2, spinning="run")
     policy.onnxruntime_config(); policy.openvino_config(); policy.configure_tvm()
+    alone = ThreadPolicy.library_defaults(2)    # one library in a process, as users run it
 
 Threads: ``COLLAGE_THREADS`` or the CPUs this process may run on. ONNX Runtime: that many
 intra-op threads, one inter-op, its workers pinned, spinning only while a run is under way
 (``"run"``: threads left spinning slow whatever the process runs next). OpenVINO: one
 stream, that many threads pinned, the latency hint, f32 (its CPU default here is bf16).
-TVM: its pool sized before it exists. Why each setting: `docs/measurement.md`,
-"Backends and their threads".
+TVM: its pool sized before it exists. `library_defaults` keeps only the thread count, f32
+and the latency hint, and leaves the rest to each library (ONNX Runtime's threads spin on
+after a run). Why each setting: `docs/measurement.md`, "Backends and their threads".
 """
 from __future__ import annotations
 
@@ -46,6 +48,9 @@ class ThreadPolicy:
     threads: int = field(default_factory=_default_threads)
     spinning: str = DEFAULT_SPINNING
     """One of `SPINNING`."""
+    own_defaults: bool = False
+    """Each library's own settings but the thread count, f32 and OpenVINO's latency hint
+    (`library_defaults`)."""
 
     def __post_init__(self) -> None:
         if self.threads < 1:
@@ -53,6 +58,18 @@ class ThreadPolicy:
         if self.spinning not in SPINNING:
             raise CollageError(f"spinning must be one of {', '.join(SPINNING)}, "
                                f"got '{self.spinning}'")
+        if self.own_defaults and self.spinning != "on":
+            raise CollageError(f"a library's own defaults spin on after a run, not "
+                               f"'{self.spinning}'")
+
+    @staticmethod
+    def library_defaults(threads: int | None = None) -> ThreadPolicy:
+        """A library as its users run it, alone in a process: its own defaults but an
+        explicit thread count (ONNX Runtime's intra-op threads, OpenVINO's inference
+        threads), f32 and OpenVINO's latency hint; ONNX Runtime's threads spin on after a
+        run, as they do by default."""
+        return ThreadPolicy(_default_threads() if threads is None else threads, "on",
+                            own_defaults=True)
 
     @staticmethod
     def resolve(threads: ThreadPolicy | int | None) -> ThreadPolicy:
@@ -62,7 +79,10 @@ class ThreadPolicy:
         return ThreadPolicy() if threads is None else ThreadPolicy(threads)
 
     def onnxruntime_config(self) -> tuple[int, int, dict[str, str]]:
-        """(intra-op threads, inter-op threads, session config entries) for ONNX Runtime."""
+        """(intra-op threads, inter-op threads, session config entries) for ONNX Runtime;
+        0 inter-op threads is ONNX Runtime's default."""
+        if self.own_defaults:
+            return self.threads, 0, {}
         spin = "0" if self.spinning == "off" else "1"
         config = {
             "session.intra_op.allow_spinning": spin,
@@ -78,6 +98,9 @@ class ThreadPolicy:
 
     def openvino_config(self) -> dict[str, object]:
         """The `compile_model` properties for OpenVINO's CPU plugin."""
+        if self.own_defaults:
+            return {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": self.threads,
+                    "PERFORMANCE_HINT": "LATENCY"}
         return {
             "INFERENCE_PRECISION_HINT": "f32",
             "INFERENCE_NUM_THREADS": self.threads,

@@ -1,6 +1,8 @@
 """The median of timing samples with its distribution-free 95% confidence interval, for
-`collage_xdsl.refine.measured` (collage-refine) and the benchmarks (`benchmarks/bench_stats.py`).
+`collage_xdsl.refine.measured` (collage-refine), `collage bench` and the benchmarks
+(`benchmarks/bench_stats.py`).
 
+    ratios = per_round_ratios(samples["collage"], samples["onnxruntime"])
     ci = median_ci(ratios)        # MedianCI(median=0.93, low=0.90, high=0.95, coverage=0.98, n=30)
 
 The interval is the order-statistic (binomial) interval: for n sorted samples
@@ -57,3 +59,11 @@ def median_ci(samples: Sequence[float], level: float = LEVEL) -> MedianCI:
     while k < (n + 1) // 2 and 1 - 2 * _binomial_cdf(k, n) >= level:
         k += 1
     return MedianCI(median(s), s[k - 1], s[n - k], 1 - 2 * _binomial_cdf(k - 1, n), n)
+
+
+def per_round_ratios(config: Sequence[float | None], best: Sequence[float | None]
+                     ) -> list[float]:
+    """``config[r] / best[r]`` for every round r in which both were timed (None: not)."""
+    if len(config) != len(best):
+        raise CollageError(f"per-round ratios: {len(config)} rounds against {len(best)}")
+    return [c / b for c, b in zip(config, best) if c is not None and b is not None]

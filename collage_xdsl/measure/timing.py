@@ -6,13 +6,15 @@ sample of each configuration in a balanced order.
     times = repeat(call, 5, warm=1)                      # an untimed call, then 5 timed
     sample = take_sample(run, calls_per_sample(0.005, run_s))   # .first, .steady
     samples = interleave(["a", "b"], range(30), lambda name: sample_of(name))
+    waited = settle()          # until this process's other threads have stopped using CPU
 
 The kernel estimator, the additivity check, boundary calibration, plan scoring, the
 run-time plan selector, profiles, `collage bench` and the benchmarks all time through
 these. A sample is a first call (what the previous configuration left behind) and the
 mean of the calls after it (the configuration itself); rounds follow `balanced_order`,
-so each configuration runs first, and right after each other one, equally often. Why:
-`docs/measurement.md`.
+so each configuration runs first, and right after each other one, equally often. A
+configuration in a process of its own settles after each sample (`settle`): library threads
+left spinning would otherwise slow the next one. Why: `docs/measurement.md`.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ class Sample:
     """Seconds of the first call."""
     steady: float
     """Mean seconds per call of the calls after it."""
+    settle: float = 0.0
+    """Seconds the process then took to go quiet (`settle`), when it was asked to."""
 
 
 def calls_per_sample(sample_s: float, call_s: float) -> int:
@@ -78,6 +82,36 @@ def take_sample(call: Callable[[], object], calls: int) -> Sample:
     for _ in range(calls):
         call()
     return Sample(first, (time.perf_counter() - t1) / calls)
+
+
+QUIET_S = 0.02
+"""`settle` waits until the other threads have been quiet this long (`docs/measurement.md`,
+"Configurations in processes of their own")."""
+SETTLE_MAX_S = 1.0
+"""`settle` waits at most this long."""
+_IDLE_SHARE = 0.05
+"""Threads that use less than this share of one CPU (timers, housekeeping) are quiet."""
+
+
+def other_threads_cpu() -> float:
+    """CPU seconds used so far by this process's threads other than the calling one."""
+    return time.process_time() - time.thread_time()
+
+
+def settle(quiet_s: float = QUIET_S, most_s: float = SETTLE_MAX_S,
+           clock: Clock = time.perf_counter, cpu: Clock = other_threads_cpu) -> float:
+    """Wait until this process's other threads (a library's workers still spinning after
+    its call returned) have used no CPU for `quiet_s` seconds, or `most_s` have passed;
+    the seconds waited."""
+    started = quiet_since = clock()
+    used = cpu()
+    while True:
+        time.sleep(0.001)
+        now, now_used = clock(), cpu()
+        if now_used - used > _IDLE_SHARE * (now - quiet_since) + 1e-4:
+            quiet_since, used = now, now_used
+        if now - quiet_since >= quiet_s or now - started >= most_s:
+            return now - started
 
 
 def square_rounds(n: int) -> int:

@@ -3,6 +3,7 @@
     exe = Executable(module)                    # after collage-partition + collage-outline
     outputs = exe.run([x])
     outputs, profile = exe.profile([x], runs=20)  # each kernel's median of 20 runs
+    exe = Executable(module, threads=policy_for_plan(module))   # as `collage run` runs it
 
 Kernel functions are compiled once per process (cached by backend version, structure and
 thread policy); everything else in `@main` (tuples, projections) runs on the host through
@@ -21,6 +22,7 @@ import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
     ModuleOp,
+    StringAttr,
     SymbolRefAttr,
     TensorType,
     TupleType,
@@ -45,6 +47,33 @@ from collage_xdsl.runtime.selector import PlanSelector
 
 class ExecutionError(CollageError):
     """A module the runtime cannot execute, or inputs that do not fit it."""
+
+
+def plan_backends(module: ModuleOp) -> set[str]:
+    """The backends of all of `module`'s kernels (functions and regions), the alternative
+    plans' included."""
+    found = set()
+    for op in module.walk():
+        if isinstance(op, C.KernelOp):
+            found.add(op.backend.data)
+        elif isinstance(op, FuncOp) and "collage.kernel" in op.attributes:
+            backend = op.attributes.get("collage.backend")
+            if isinstance(backend, StringAttr):
+                found.add(backend.data)
+    return found
+
+
+def policy_for_plan(module: ModuleOp, threads: int | None = None) -> ThreadPolicy:
+    """The thread policy `module` runs with (`threads` each, default the process's): a plan
+    whose kernels all belong to one backend runs with that library's own defaults
+    (`ThreadPolicy.library_defaults`), so that a plan of ONNX Runtime alone runs as ONNX
+    Runtime alone does; a plan that mixes libraries shares the machine between them
+    (`ThreadPolicy`: ONNX Runtime's threads stop spinning when its run returns, before the
+    next library's kernel)."""
+    threads = ThreadPolicy().threads if threads is None else threads
+    if len(plan_backends(module)) == 1:
+        return ThreadPolicy.library_defaults(threads)
+    return ThreadPolicy(threads)
 
 
 # ---------------------------------------------------------------------------

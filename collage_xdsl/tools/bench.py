@@ -2,30 +2,45 @@
 
     collage bench model.onnx --backends tvm,onnxruntime,openvino [--rounds 50] [--json]
 
-Each backend alone runs in its best whole-model configuration (ONNX Runtime and OpenVINO
-on the ONNX file, TVM on the whole model as one Relax module); `collage` is the model
-partitioned over all of them. Outputs are checked to agree, then every configuration is
-timed side by side in balanced rounds of steady-state samples; the figure is the median
-and its ratio to the best single backend. `--additivity ROUNDS` also checks the additive
-cost model on Collage's plan (`collage_xdsl.runtime.additivity`).
+Each backend alone runs in its best whole-model configuration, as its users run it (ONNX
+Runtime and OpenVINO on the ONNX file with their own defaults but the thread count, TVM on
+the whole model as one Relax module); `collage` is the model partitioned over all of them.
+Every configuration is built in a process of its own
+(`collage_xdsl.runtime.configurations`); outputs are checked to agree, then the
+configurations are timed side by side, a block of each per round in a balanced order
+(`collage_xdsl.measure.side_by_side`); the figure is the median and its ratio to the best
+single backend. `--additivity ROUNDS` also checks the additive cost model on Collage's
+plan (`collage_xdsl.runtime.additivity`).
 """
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
-from pathlib import Path
+import math
+from collections.abc import Sequence
+from dataclasses import asdict
 
 import numpy as np
 
 from collage_xdsl.backends import BackendOptions
 from collage_xdsl.backends.threads import ThreadPolicy
 from collage_xdsl.errors import CollageError
-from collage_xdsl.measure.timing import calls_per_sample, interleave, take_sample, timed
+from collage_xdsl.measure.side_by_side import InProcess, time_side_by_side
+from collage_xdsl.measure.stats import median_ci, per_round_ratios
 from collage_xdsl.planner.pipeline import Partitioned, assign_module
 from collage_xdsl.runtime.additivity import AdditivityCheck, check_additivity
 from collage_xdsl.runtime.agreement import tolerances
-from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.runtime.configurations import (
+    Configuration,
+    Configurations,
+    Failed,
+    OnnxFile,
+    Plan,
+    Run,
+    onnxruntime_session,
+    openvino_model,
+    openvino_run,
+)
 from collage_xdsl.tools.model import (
     check_input_options,
     load_inputs,
@@ -39,65 +54,33 @@ from collage_xdsl.tools.options import (
 )
 from collage_xdsl.tools.progress import Progress
 
-Run = Callable[[Sequence[np.ndarray]], list[np.ndarray]]
+__all__ = ["Run", "check_agreement", "configurations", "measure", "onnxruntime_session",
+           "openvino_model", "openvino_run", "whole_model", "whole_model_config"]
 
 
-def onnxruntime_session(path: Path, names: list[str], policy: ThreadPolicy) -> Run:
-    """The whole ONNX model in one ONNX Runtime session (as the codegen configures it)."""
-    import onnxruntime as ort
-
-    from collage_xdsl.backends.onnxruntime.lowering import session_options
-
-    session = ort.InferenceSession(str(path), session_options(policy),
-                                   providers=["CPUExecutionProvider"])
-    return lambda inputs: session.run(None, dict(zip(names, inputs)))
-
-
-def openvino_model(path: Path, policy: ThreadPolicy) -> Run:
-    """The whole ONNX model compiled by OpenVINO's CPU plugin (as the codegen configures it)."""
-    from collage_xdsl.backends.openvino.lowering import core
-
-    return openvino_run(core().compile_model(core().read_model(str(path)), "CPU",
-                                             policy.openvino_config()))
-
-
-def openvino_run(compiled) -> Run:
-    """Calls of an OpenVINO compiled model through one infer request."""
-    import openvino as ov
-
-    request = compiled.create_infer_request()
-    outputs = len(compiled.outputs)
-
-    def run(inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        for i, x in enumerate(inputs):
-            request.set_input_tensor(i, ov.Tensor(np.ascontiguousarray(x), shared_memory=True))
-        request.infer()
-        return [request.get_output_tensor(i).data.copy() for i in range(outputs)]
-
-    return run
+def whole_model_config(backend: str, model, backend_options: BackendOptions | None = None
+                       ) -> Configuration:
+    """`backend` alone on the whole of `model` (a `LoadedModel`), in its best
+    configuration: ONNX Runtime and OpenVINO on the ONNX file itself when there is one,
+    otherwise (and TVM always) our lowering of the whole model as one kernel."""
+    if model.onnx_path is not None and backend in ("onnxruntime", "openvino"):
+        return OnnxFile(backend, str(model.onnx_path), tuple(model.input_names))
+    return Plan.of(assign_module(model.module, backend, "whole", backend_options),
+                   backend_options)
 
 
 def whole_model(backend: str, model, policy: ThreadPolicy,
                 backend_options: BackendOptions | None = None) -> Run:
-    """`backend` alone on the whole of `model` (a `LoadedModel`), in its best
-    configuration: ONNX Runtime and OpenVINO on the ONNX file itself when there is one,
-    otherwise (and TVM always) our lowering of the whole model as one kernel."""
-    if model.onnx_path is not None and backend == "onnxruntime":
-        return onnxruntime_session(model.onnx_path, model.input_names, policy)
-    if model.onnx_path is not None and backend == "openvino":
-        return openvino_model(model.onnx_path, policy)
-    return Executable(assign_module(model.module, backend, "whole", backend_options),
-                      threads=policy, backend_options=backend_options).run
+    """`whole_model_config` built in this process with `policy`."""
+    return whole_model_config(backend, model, backend_options).build(policy.threads,
+                                                                     policy).run
 
 
-def configurations(model, partitioned: Partitioned, backends: Sequence[str],
-                   policy: ThreadPolicy, progress: Progress) -> dict[str, Run]:
+def configurations(model, partitioned: Partitioned, backends: Sequence[str]
+                   ) -> dict[str, Configuration]:
     """Each of `backends` alone, then `collage` (`partitioned`)."""
-    progress("compiling each backend alone")
-    configs: dict[str, Run] = {b: whole_model(b, model, policy, partitioned.backend_options)
-                               for b in backends}
-    progress("compiling collage's plan")
-    configs["collage"] = partitioned.executable(threads=policy).run
+    configs = {b: whole_model_config(b, model, partitioned.backend_options) for b in backends}
+    configs["collage"] = Plan.of(partitioned.module, partitioned.backend_options)
     return configs
 
 
@@ -109,47 +92,94 @@ def additivity(partitioned: Partitioned, inputs: list[np.ndarray], policy: Threa
                             partitioned.transitions(), rounds=rounds)
 
 
-def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: list[str],
-                    rtol: float, atol: float) -> None:
-    """Every configuration's outputs match the first one's within rtol/atol."""
-    first, *others = configs
-    want = configs[first](inputs)
-    for name in others:
-        got = configs[name](inputs)
+def disagreement(outputs: dict[str, Sequence], names: list[str], rtol: float,
+                 atol: float) -> str | None:
+    """Why a configuration's outputs do not match the first one's within rtol/atol, or
+    None when all agree."""
+    (first, want), *others = outputs.items()
+    for name, got in others:
         for output, g, w in zip(names, got, want):
             g, w = np.asarray(g), np.asarray(w)
             if g.shape != w.shape or not np.allclose(g, w, rtol=rtol, atol=atol,
                                                      equal_nan=True):
-                raise CollageError(f"bench: {name} and {first} disagree on output {output}")
+                return f"bench: {name} and {first} disagree on output {output}"
+    return None
+
+
+def check_agreement(configs: dict[str, Run], inputs: list[np.ndarray], names: list[str],
+                    rtol: float, atol: float) -> None:
+    """Every configuration's outputs match the first one's within rtol/atol."""
+    problem = disagreement({n: run(inputs) for n, run in configs.items()}, names, rtol, atol)
+    if problem is not None:
+        raise CollageError(problem)
 
 
 def measure(configs: dict[str, Run], inputs: list[np.ndarray], rounds: int,
             warmup: int, sample_s: float = 0.005) -> dict[str, list[float]]:
-    """Steady seconds per call of each configuration (`collage_xdsl.measure.timing`: calls
-    enough to last `sample_s` after a first call), interleaved: one sample each per
-    round."""
-    names = list(configs)
-    for _ in range(warmup):
-        for name in names:
-            configs[name](inputs)
-    calls = {name: calls_per_sample(sample_s, timed(lambda: configs[name](inputs)))
-             for name in names}  # one timed call each sizes the samples
-    return interleave(names, range(rounds), lambda name: take_sample(
-        lambda: configs[name](inputs), calls[name]).steady)
+    """Steady seconds per call of each configuration, in this process, side by side
+    (`time_side_by_side`: calls enough to last `sample_s` after a first call, one sample
+    each per round)."""
+    timing = time_side_by_side({n: InProcess(run, inputs) for n, run in configs.items()},
+                               (), rounds, warmup, math.inf, rounds, sample_s)
+    if timing.failures:
+        name, reason = next(iter(timing.failures.items()))
+        raise CollageError(f"bench: {name} failed: {reason}")
+    return {n: [s for s in samples if s is not None] for n, samples in timing.samples.items()}
 
 
-def results(samples: dict[str, list[float]], singles: Sequence[str]) -> dict[str, dict]:
-    medians = {name: float(np.median(s)) for name, s in samples.items()}
-    best = min(medians[name] for name in singles)
-    return {
-        name: {
+def results(samples: dict[str, list[float | None]], singles: Sequence[str],
+            policies: dict[str, ThreadPolicy]) -> dict[str, dict]:
+    timed = {name: [x for x in s if x is not None] for name, s in samples.items()}
+    medians = {name: float(np.median(s)) for name, s in timed.items()}
+    best = min(singles, key=medians.__getitem__)
+    table = {}
+    for name, s in timed.items():
+        ci = median_ci(per_round_ratios(samples[name], samples[best]))
+        table[name] = {
             "median_ms": medians[name] * 1e3,
             "p25_ms": float(np.percentile(s, 25)) * 1e3,
             "p75_ms": float(np.percentile(s, 75)) * 1e3,
-            "ratio_to_best_single": medians[name] / best,
+            "ratio_to_best_single": medians[name] / medians[best],
+            "per_round_ratio": {"median": ci.median, "low": ci.low, "high": ci.high},
+            "policy": asdict(policies[name]),
         }
-        for name, s in samples.items()
-    }
+    return table
+
+
+def time_configurations(specs: dict[str, Configuration], inputs: list[np.ndarray],
+                        args: argparse.Namespace, output_names: list[str], rtol: float,
+                        atol: float, progress: Progress
+                        ) -> tuple[dict[str, dict], dict[str, str]]:
+    """Each configuration in its own process: outputs checked, then timed side by side;
+    the table and the configurations that failed (name: why)."""
+    threads = ThreadPolicy().threads
+    with Configurations(inputs, threads) as configs:
+        for name, spec in specs.items():
+            progress(f"building {name} in a process of its own")
+            configs.start(name, spec)
+        progress("checking that the outputs agree")
+        outputs = {}
+        for name, process in list(configs.running.items()):
+            try:
+                outputs[name] = process.outputs()
+            except Failed as e:
+                configs.fail(name, str(e))
+        problem = disagreement(outputs, output_names, rtol, atol) if outputs else None
+        if problem is not None:
+            raise CollageError(problem)
+        singles = [name for name in configs.running if name != "collage"]
+        progress(f"timing {len(configs.running)} configurations in {args.rounds} rounds")
+        timing = time_side_by_side(configs.running, singles, args.rounds, args.warmup,
+                                   math.inf, args.rounds, args.sample_ms / 1e3)
+        for name, reason in timing.failures.items():
+            configs.fail(name, reason)
+        policies = {name: process.policy for name, process in configs.running.items()}
+    failed = configs.failures
+    singles = [name for name in policies if name != "collage"]
+    if "collage" in failed or not singles:
+        name = "collage" if "collage" in failed else next(iter(failed))
+        raise CollageError(f"bench: {name} failed: {failed[name]}")
+    return results({n: timing.samples[n] for n in policies}, singles, policies), failed
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -157,6 +187,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.warmup < 0 or args.additivity < 0:
         raise CollageError("bench: --rounds must be at least 1, --warmup and --additivity "
                            "not negative")
+    if not 0 <= args.sample_ms < math.inf:
+        raise CollageError(f"bench: --sample-ms must be a number of milliseconds >= 0, got "
+                           f"{args.sample_ms}")
     check_input_options(args)
     options = partition_options(args)
     policy = ThreadPolicy()
@@ -164,14 +197,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         model, partitioned = load_and_partition(args, options, progress)
         inputs = load_inputs(model, args.inputs) if args.inputs else \
             random_inputs(model, args.seed)
-        configs = configurations(model, partitioned, options.backends, policy, progress)
         partition_line = kernel_summary(partitioned)
-        progress("checking that the outputs agree")
-        check_agreement(configs, inputs, model.output_names,
-                        *tolerances(model.module, args.rtol, args.atol))
-        singles = [name for name in configs if name != "collage"]
-        progress(f"timing {len(configs)} configurations in {args.rounds} rounds")
-        table = results(measure(configs, inputs, args.rounds, args.warmup), singles)
+        table, failed = time_configurations(
+            configurations(model, partitioned, options.backends), inputs, args,
+            model.output_names, *tolerances(model.module, args.rtol, args.atol), progress)
+        singles = [name for name in table if name != "collage"]
         if args.additivity:
             progress("checking the additive cost model")
         check = additivity(partitioned, inputs, policy, args.additivity) \
@@ -185,6 +215,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "rounds": args.rounds,
             "partition": partition_line,
             "configs": table,
+            "failed": failed,
             **({"additivity": check.to_json()} if check else {}),
         }, indent=2))
         return 0
@@ -195,6 +226,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for name, row in table.items():
         print(f"  {name:<12} {row['median_ms']:>10.3f} {row['p25_ms']:>10.3f} "
               f"{row['p75_ms']:>10.3f} {row['ratio_to_best_single']:>14.3f}")
+    for name, reason in failed.items():
+        print(f"  {name:<12} failed: {reason}")
     if check:
         print(f"collage {check.format()}")
     return 0
@@ -205,6 +238,9 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int, default=50, help="timed rounds (default 50)")
     p.add_argument("--warmup", type=int, default=3,
                    help="untimed calls each (default 3); one more sizes the samples")
+    p.add_argument("--sample-ms", type=float, default=20.0, metavar="MS",
+                   help="a block is a first call, then the mean of enough calls to last MS "
+                        "milliseconds (default 20)")
     p.add_argument("--inputs", metavar="FILE.npz", help="inputs (default: seeded random)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--rtol", type=float, default=1e-3,

@@ -22,7 +22,7 @@ from collage_xdsl.errors import CollageError
 from collage_xdsl.ir.interpreter import run_module
 from collage_xdsl.runtime.agreement import tolerances
 from collage_xdsl.runtime.artifact import backend_versions, load_artifact
-from collage_xdsl.runtime.executable import Executable
+from collage_xdsl.runtime.executable import Executable, policy_for_plan
 from collage_xdsl.tools.model import (
     LoadedModel,
     check_input_options,
@@ -120,7 +120,7 @@ def load_for_runtime(args: argparse.Namespace):
         with Progress(quiet=args.quiet) as progress:
             model, partitioned = load_and_partition(args, options, progress)
             progress("compiling the kernels")
-            executable = partitioned.executable()
+            executable = partitioned.executable(threads=policy_for_plan(partitioned.module))
         print(f"{args.model}: {kernel_summary(partitioned)}", file=sys.stderr)
         return model, _executor(executable, args.profile and args.profile_runs)
     if args.backends:
@@ -132,7 +132,8 @@ def load_for_runtime(args: argparse.Namespace):
         if saved[backend] != now:
             print(f"warning: {path}: compiled with {saved[backend]}, running with {now}",
                   file=sys.stderr)
-    executable = Executable(artifact.module, backend_options=options)
+    executable = Executable(artifact.module, threads=policy_for_plan(artifact.module),
+                            backend_options=options)
     model = LoadedModel(artifact.module, executable.main, artifact.input_names,
                         artifact.output_names, artifact.source_model())
     if args.check and model.onnx_path is None:

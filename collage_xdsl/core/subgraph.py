@@ -278,7 +278,7 @@ class SubGraph:
     @cached_property
     def _structural_hash(self) -> str:
         if not any(_has_body(self.graph.nodes[i].op) for i in bits(self.inside)):
-            return self._graph_structural_hash(self.graph.descriptors)
+            return self._graph_hashes[0]
         module = self._extract("kernel")[0]
         return function_hash((f for f in module.ops if isinstance(f, FuncOp)), names=True)
 
@@ -289,17 +289,24 @@ class SubGraph:
         weights' values, such as a model's repeated layers, which run equally fast. A
         sub-graph with calls or composite nodes has its structural hash."""
         if not any(_has_body(self.graph.nodes[i].op) for i in bits(self.inside)):
-            return self._graph_structural_hash(self.graph.timing_descriptors)
+            return self._graph_hashes[1]
         return self.structural_hash()
 
-    def _graph_structural_hash(self, desc: list[str]) -> str:
-        """The structural hash of a sub-graph without calls or composite nodes, read straight
-        off the graph's cached node descriptors `desc` (no extraction): the kernel ops in
-        dataflow order, each with its path of nested composites (ordinal and label) and its
-        operands as parameter / constant / local numbers, then the results."""
-        graph = self.graph
+    @cached_property
+    def _graph_hashes(self) -> tuple[str, str]:
+        """The structural and the timing hash of a sub-graph without calls or composite
+        nodes, read straight off the graph's cached node descriptors (no extraction), in
+        one walk: the kernel ops in dataflow order, each with its path of nested composites
+        (ordinal and label) and its operands as parameter / constant / local numbers, then
+        the results. The two differ in how they describe constants."""
+        graph, desc, timing = self.graph, self.graph.descriptors, self.graph.timing_descriptors
         h = hashlib.blake2b(digest_size=16, person=b"graph")
+        t = hashlib.blake2b(digest_size=16, person=b"graph")
         composite: dict[int, str] = {}
+
+        def both(text: str) -> None:
+            h.update(text.encode())
+            t.update(text.encode())
 
         def nest(sub: SubGraph, path: str) -> None:
             for k, inner in enumerate(sorted(sub.nested, key=lambda s: first(s.inside))):
@@ -321,23 +328,24 @@ class SubGraph:
                 if p not in consts:
                     consts[p] = f"c{len(consts)}"
                     h.update(f"{consts[p]}={desc[p]};".encode())
+                    t.update(f"{consts[p]}={timing[p]};".encode())
                 return consts[p]
             if v not in params:
                 params[v] = f"p{len(params)}"
-                h.update(f"{params[v]}:{v.type};".encode())
+                both(f"{params[v]}:{v.type};")
             return params[v]
 
         for i in bits(self.inside & graph.kernel_nodes):
             op = graph.nodes[i].op
             assert op is not None
-            h.update(f"{desc[i]}[{composite.get(i, '')}]"
-                     f"({','.join(ref(v) for v in values_read(op))});".encode())
+            both(f"{desc[i]}[{composite.get(i, '')}]"
+                 f"({','.join(ref(v) for v in values_read(op))});")
             for r in op.results:
                 local[r] = f"%{len(local)}"
         outputs = [local[v] for i in bits(self.exit) for v in graph.nodes[i].values
                    if _escapes(graph, v, self.inside)]
-        h.update(f"return({','.join(outputs)})".encode())
-        return h.hexdigest()
+        both(f"return({','.join(outputs)})")
+        return h.hexdigest(), t.hexdigest()
 
     def _extract(self, name: str) -> tuple[ModuleOp, tuple[SSAValue, ...], tuple[SSAValue, ...]]:
         why = self.why_invalid(_ANY_SHAPE)

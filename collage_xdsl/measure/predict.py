@@ -54,6 +54,8 @@ _READS_ALL = ("window", "normalization", "reduction")
 """Families whose FLOPs follow the elements they read."""
 MIN_FIT = 6
 """Measured kernels a backend needs before its costs are predicted."""
+MAX_FIT = 1000
+"""At most this many measured kernels (a seeded sample) are fitted."""
 MIN_SECONDS = 1e-7
 """Costs are fitted in log seconds from this up."""
 FOLDS = 5
@@ -134,6 +136,9 @@ class CostPredictor:
         y = np.log(np.maximum(np.asarray(seconds, dtype=float), MIN_SECONDS))
         if len(y) < MIN_FIT:
             return cls(None, math.inf, math.inf)
+        if len(y) > MAX_FIT:  # a seeded sample: the fit's time grows with its rows
+            keep = np.random.default_rng(0).choice(len(y), MAX_FIT, replace=False)
+            x, y = x[keep], y[keep]
         from sklearn.model_selection import KFold
 
         held_out = np.empty(len(y))

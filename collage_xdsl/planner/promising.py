@@ -97,24 +97,29 @@ def lowest_plan_through(insides: Sequence[int], lows: np.ndarray, kernel_nodes: 
     nodes that are cheapest per node, which must not overlap c (a whole-model candidate,
     cheap per node, is never beside another); the others count whether they overlap c or
     not, which only lowers the bound."""
-    columns = list(bits(kernel_nodes))
-    where = {n: j for j, n in enumerate(columns)}
-    member = np.zeros((len(insides), len(columns)), dtype=bool)
-    for i, inside in enumerate(insides):
-        member[i, [where[n] for n in bits(inside & kernel_nodes)]] = True
-    sizes = np.maximum(member.sum(axis=1), 1)
-    shares = np.where(member, (lows / sizes)[:, None], math.inf)
-    per_node = np.where(sizes > LARGE_NODES, lows / sizes, math.inf)
-    large = np.zeros(len(insides), dtype=bool)
-    large[np.argsort(per_node)[:LARGE]] = True
-    large &= np.isfinite(per_node)
-    small_share = shares[~large].min(axis=0, initial=math.inf)
-    large_member, large_shares = member[large], shares[large]
+    where = {n: j for j, n in enumerate(bits(kernel_nodes))}
+    nodes = [np.array([where[n] for n in bits(inside & kernel_nodes)], dtype=np.int64)
+             for inside in insides]
+    sizes = np.array([max(len(n), 1) for n in nodes])
+    per_node = lows / sizes
+    wide = np.where(sizes > LARGE_NODES, per_node, math.inf)
+    large = [i for i in np.argsort(wide)[:LARGE] if math.isfinite(wide[i])]
+    is_large = set(large)
+    small_share = np.full(len(where), math.inf)
+    for i, n in enumerate(nodes):
+        if i not in is_large:
+            np.minimum.at(small_share, n, per_node[i])
+    large_member = np.zeros((len(large), len(where)), dtype=bool)
+    large_shares = np.full((len(large), len(where)), math.inf)
+    for row, i in enumerate(large):
+        large_member[row, nodes[i]] = True
+        large_shares[row, nodes[i]] = per_node[i]
     bounds = np.empty(len(insides))
-    for i in range(len(insides)):
-        beside = ~(large_member & member[i]).any(axis=1)
+    for i, n in enumerate(nodes):
+        beside = ~large_member[:, n].any(axis=1)
         share = np.minimum(small_share, large_shares[beside].min(axis=0, initial=math.inf))
-        bounds[i] = lows[i] + share[~member[i]].sum()
+        share[~np.isfinite(share)] = 0.0  # a node no finite candidate covers adds nothing
+        bounds[i] = lows[i] + share.sum() - share[n].sum()
     return bounds
 
 
